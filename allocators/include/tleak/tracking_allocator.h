@@ -1,0 +1,95 @@
+// The tracker: a decorator over any Allocator that records, for every block, its size, tag,
+// allocation stack (interned as a SiteId), the logical time of its allocation, last use and free.
+//
+// Several trackers (host pool, device arena) share one TrackingContext, so they share one clock,
+// one stack table and one event order. Per allocation the stack is captured before any lock; the
+// lock is held only to intern it and record the block. A thread-local guard makes the tracker
+// pass through its own allocations (and any from the sink), so it never records itself.
+#pragma once
+
+#include <cstdint>
+#include <memory_resource>
+#include <unordered_map>
+#include <vector>
+
+#include "tleak/allocator.h"
+#include "tleak/detail/spin_lock.h"
+#include "tleak/logical_clock.h"
+#include "tleak/stack_table.h"
+#include "tleak/tracking_events.h"
+
+namespace tleak {
+
+struct TrackingOptions {
+  // Frames kept per allocation stack; 0 records no stacks (every block gets one site).
+  int stack_depth = 12;
+};
+
+class TrackingContext {
+ public:
+  explicit TrackingContext(TrackingOptions options = {});
+
+  LogicalClock& clock() { return clock_; }
+  const LogicalClock& clock() const { return clock_; }
+  int stack_depth() const { return options_.stack_depth; }
+
+  // Set before tracked allocations start; nullptr disconnects.
+  void set_sink(EventSink* sink) { sink_ = sink; }
+
+  // Frames of an interned site, innermost first (a copy: safe while others allocate).
+  std::vector<std::uintptr_t> stack(SiteId site) const;
+  std::size_t site_count() const;
+
+ private:
+  friend class TrackingAllocator;
+  const TrackingOptions options_;
+  mutable detail::SpinLock lock_;  // guards stacks_, every tracker's live table, and the sink
+  StackTable stacks_;
+  LogicalClock clock_;
+  EventSink* sink_ = nullptr;
+  std::uint64_t next_block_ = 0;
+};
+
+struct TrackerCounts {
+  std::uint64_t allocations = 0;
+  std::uint64_t frees = 0;
+  std::uint64_t uses = 0;
+  std::uint64_t untracked_uses = 0;  // use() of an address this tracker did not hand out
+  std::uint64_t live_blocks = 0;
+  std::uint64_t live_bytes = 0;  // as requested, before the allocator rounds
+  std::uint64_t peak_live_bytes = 0;
+};
+
+class TrackingAllocator final : public Allocator {
+ public:
+  TrackingAllocator(Allocator& inner, TrackingContext& context);
+
+  // Records that the runtime read or wrote the block at `ptr` at the current clock. Returns false,
+  // and counts it, for an address this tracker did not hand out (a caller-owned wrapped array).
+  bool use(const void* ptr);
+
+  TrackerCounts counts() const;
+  // Every block allocated and not yet freed, in allocation order.
+  std::vector<BlockInfo> live_blocks() const;
+
+  Allocator& inner() { return inner_; }
+  TrackingContext& context() { return context_; }
+  AllocatorStats stats() const override { return inner_.stats(); }
+  std::string_view name() const override { return inner_.name(); }
+  MemorySpace space() const override { return inner_.space(); }
+
+ protected:
+  [[gnu::noinline]] void* do_allocate(std::size_t size, std::size_t alignment,
+                                      AllocTag tag) override;
+  void do_deallocate(void* ptr) override;
+
+ private:
+  Allocator& inner_;
+  TrackingContext& context_;
+  // Node storage from a pool resource: a steady-state insert/erase does not reach malloc.
+  std::pmr::unsynchronized_pool_resource node_pool_;
+  std::pmr::unordered_map<const void*, BlockInfo> live_;
+  TrackerCounts counts_;
+};
+
+}  // namespace tleak

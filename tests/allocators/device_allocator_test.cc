@@ -1,0 +1,73 @@
+#include "tleak/device_allocator.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "tleak/allocator_error.h"
+
+namespace tleak {
+namespace {
+
+TEST(DeviceAllocator, ReservesItsWholeCapacityUpFront) {
+  DeviceAllocator device({.name = "device", .capacity = 1 << 20});
+  EXPECT_EQ(device.stats().bytes_reserved.current, 1 << 20);
+  EXPECT_EQ(device.space(), MemorySpace::kDevice);
+  void* a = device.allocate(1000);
+  std::memset(a, 7, 1000);
+  EXPECT_EQ(device.stats().bytes_in_use.current, 1024);
+  device.deallocate(a);
+  EXPECT_EQ(device.stats().bytes_in_use.current, 0);
+}
+
+TEST(DeviceAllocator, OutOfMemorySaysWhatWasAskedInUseAndAvailable) {
+  DeviceAllocator device({.name = "gpu0", .capacity = 1 << 20});
+  void* half = device.allocate(512 << 10);
+  try {
+    device.allocate(600 << 10);
+    FAIL() << "expected out of memory";
+  } catch (const OutOfMemoryError& e) {
+    EXPECT_EQ(e.requested(), std::size_t{600} << 10);
+    EXPECT_EQ(e.in_use(), std::size_t{512} << 10);
+    EXPECT_EQ(e.available(), std::size_t{512} << 10);
+    EXPECT_EQ(e.largest_free(), std::size_t{512} << 10);
+    EXPECT_STREQ(e.what(),
+                 "gpu0: out of memory: asked for 600.0 KiB, 512.0 KiB in use, 512.0 KiB available "
+                 "of 1.0 MiB (largest free block 512.0 KiB)");
+  }
+  device.deallocate(half);
+  void* all = device.allocate(1 << 20);  // everything coalesced back
+  device.deallocate(all);
+}
+
+TEST(DeviceAllocator, FragmentationCanRefuseARequestSmallerThanWhatIsFree) {
+  DeviceAllocator device({.name = "device", .capacity = 4096});
+  void* a = device.allocate(1024);
+  void* b = device.allocate(1024);
+  void* c = device.allocate(1024);
+  void* d = device.allocate(1024);
+  device.deallocate(a);
+  device.deallocate(c);
+  try {
+    device.allocate(2048);
+    FAIL();
+  } catch (const OutOfMemoryError& e) {
+    EXPECT_EQ(e.available(), 2048u);
+    EXPECT_EQ(e.largest_free(), 1024u);
+  }
+  device.deallocate(b);
+  device.deallocate(d);
+}
+
+TEST(DeviceAllocator, RejectsDoubleFreeAndForeignPointers) {
+  DeviceAllocator device({.name = "device", .capacity = 1 << 20});
+  void* a = device.allocate(64);
+  device.deallocate(a);
+  EXPECT_THROW(device.deallocate(a), AllocatorError);
+  int outside = 0;
+  EXPECT_THROW(device.deallocate(&outside), AllocatorError);
+  EXPECT_THROW(DeviceAllocator({.name = "bad", .capacity = 100}), AllocatorError);
+}
+
+}  // namespace
+}  // namespace tleak

@@ -1,0 +1,51 @@
+#include "tleak/symbolizer.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+
+namespace tleak {
+namespace {
+
+[[gnu::noinline]] std::uintptr_t return_address_into_this_test() {
+  return reinterpret_cast<std::uintptr_t>(__builtin_return_address(0));
+}
+
+TEST(Symbolizer, NamesFunctionModuleFileAndLine) {
+  const int call_line = __LINE__; const std::uintptr_t address = return_address_into_this_test();
+  Symbolizer symbolizer;
+  const Frame& frame = symbolizer.symbolize(address);
+  EXPECT_NE(frame.function.find("Symbolizer_NamesFunctionModuleFileAndLine_Test::TestBody"),
+            std::string::npos)
+      << frame.function;
+  EXPECT_EQ(frame.module, "allocator_tests");
+  EXPECT_TRUE(frame.file.ends_with("symbolizer_test.cc")) << frame.file;
+  EXPECT_EQ(frame.line, call_line);
+  EXPECT_GT(frame.module_offset, 0u);
+  EXPECT_LT(frame.module_offset, frame.address);
+}
+
+TEST(Symbolizer, CachesEachAddressOnce) {
+  Symbolizer symbolizer;
+  const std::uintptr_t address = return_address_into_this_test();
+  const Frame& first = symbolizer.symbolize(address);
+  const Frame& second = symbolizer.symbolize(address);
+  EXPECT_EQ(&first, &second);
+}
+
+TEST(Symbolizer, UnknownAddressesAreMarkedNotInvented) {
+  Symbolizer symbolizer;
+  const Frame& frame = symbolizer.symbolize(0x10);
+  EXPECT_EQ(frame.function, "??");
+  EXPECT_TRUE(frame.module.empty());
+  EXPECT_EQ(frame.line, 0);
+}
+
+TEST(Demangle, ReadableNamesAndPassThrough) {
+  EXPECT_EQ(demangle("_ZN5tleak3Foo3barEi"), "tleak::Foo::bar(int)");
+  EXPECT_EQ(demangle("main"), "main");
+  EXPECT_EQ(demangle(nullptr), "??");
+}
+
+}  // namespace
+}  // namespace tleak
