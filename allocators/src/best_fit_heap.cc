@@ -21,7 +21,7 @@ std::string hex(const void* ptr) {
 
 BestFitHeap::~BestFitHeap() {
   for (Region& region : regions_) {
-    if (region.base != nullptr) release_region_map(region);
+    if (region.starts != nullptr) release_region_map(region);
   }
 }
 
@@ -127,10 +127,11 @@ void BestFitHeap::add_region(char* base, std::size_t size) {
     regions_.push_back({});
     region_index = static_cast<std::uint32_t>(regions_.size() - 1);
   }
-  regions_[region_index] = Region{base, size, static_cast<std::uint32_t*>(map)};
+  regions_[region_index] =
+      Region{~reinterpret_cast<std::uintptr_t>(base), size, static_cast<std::uint32_t*>(map)};
   const auto position = std::lower_bound(
       lookup_.begin(), lookup_.end(), base,
-      [this](std::uint32_t r, const char* b) { return regions_[r].base < b; });
+      [this](std::uint32_t r, const char* b) { return regions_[r].base() < b; });
   lookup_.insert(position, region_index);
 
   const std::uint32_t index = new_block();
@@ -147,7 +148,7 @@ void* BestFitHeap::allocate(std::size_t size, std::size_t alignment, std::size_t
   unlink_free(index);
 
   if (slack != 0) {
-    const auto address = reinterpret_cast<std::uintptr_t>(regions_[blocks_[index].region].base +
+    const auto address = reinterpret_cast<std::uintptr_t>(regions_[blocks_[index].region].base() +
                                                           blocks_[index].offset);
     const std::size_t front = ((address + alignment - 1) & ~(alignment - 1)) - address;
     if (front != 0) {
@@ -164,16 +165,16 @@ void* BestFitHeap::allocate(std::size_t size, std::size_t alignment, std::size_t
   Block& block = blocks_[index];
   block.free = false;
   *block_size = block.size;
-  return regions_[block.region].base + block.offset;
+  return regions_[block.region].base() + block.offset;
 }
 
 std::uint32_t BestFitHeap::region_of(const void* ptr) const {
   const char* p = static_cast<const char*>(ptr);
   auto after = std::upper_bound(lookup_.begin(), lookup_.end(), p,
-                                [this](const char* q, std::uint32_t r) { return q < regions_[r].base; });
+                                [this](const char* q, std::uint32_t r) { return q < regions_[r].base(); });
   if (after == lookup_.begin()) return kNone;
   const Region& region = regions_[*std::prev(after)];
-  return p < region.base + region.size ? *std::prev(after) : kNone;
+  return p < region.base() + region.size ? *std::prev(after) : kNone;
 }
 
 std::size_t BestFitHeap::deallocate(void* ptr) {
@@ -188,7 +189,7 @@ std::size_t BestFitHeap::deallocate(void* ptr) {
   };
   if (region_index == kNone) throw unknown();
   Region& region = regions_[region_index];
-  const std::size_t offset = static_cast<std::size_t>(static_cast<char*>(ptr) - region.base);
+  const std::size_t offset = static_cast<std::size_t>(static_cast<char*>(ptr) - region.base());
   if (offset % kGranule != 0) throw unknown();
   const std::uint32_t entry = region.starts[offset / kGranule];
   if (entry == 0) throw unknown();
@@ -232,9 +233,9 @@ std::vector<BestFitHeap::Range> BestFitHeap::take_empty_regions() {
     if (blocks_[first].free && blocks_[first].size == region.size) {
       unlink_free(first);
       recycle(first);
-      empty.push_back({region.base, region.size});
+      empty.push_back({region.base(), region.size});
       release_region_map(region);
-      region.base = nullptr;
+      region.hidden_base = 0;
       spare_regions_.push_back(*it);
       it = lookup_.erase(it);
     } else {
@@ -246,7 +247,7 @@ std::vector<BestFitHeap::Range> BestFitHeap::take_empty_regions() {
 
 std::vector<BestFitHeap::Range> BestFitHeap::regions() const {
   std::vector<Range> all;
-  for (std::uint32_t r : lookup_) all.push_back({regions_[r].base, regions_[r].size});
+  for (std::uint32_t r : lookup_) all.push_back({regions_[r].base(), regions_[r].size});
   return all;
 }
 

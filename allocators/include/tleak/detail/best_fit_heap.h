@@ -70,9 +70,13 @@ class BestFitHeap {
     bool free;
   };
   struct Region {
-    char* base;
+    // Kept complemented: memcheck's leak scan reads every word of the heap's bookkeeping, and a
+    // plain pointer to the region's start would count as a reference to the block placed there,
+    // hiding its leak. Zero marks a removed region.
+    std::uintptr_t hidden_base;
     std::size_t size;
     std::uint32_t* starts;  // one entry per granule, lazily backed by zero pages
+    char* base() const { return reinterpret_cast<char*>(~hidden_base); }
   };
 
   static int size_class(std::size_t size);
@@ -91,7 +95,7 @@ class BestFitHeap {
   std::string owner_;
   std::vector<Block> blocks_;
   std::vector<std::uint32_t> spare_blocks_;
-  std::vector<Region> regions_;  // indexed by Block::region; removed ones have base == nullptr
+  std::vector<Region> regions_;  // indexed by Block::region
   std::vector<std::uint32_t> spare_regions_;
   std::vector<std::uint32_t> lookup_;  // live region indices sorted by base address
   std::array<std::uint32_t, kClasses> class_heads_{};
