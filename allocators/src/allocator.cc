@@ -1,6 +1,5 @@
 #include "tleak/allocator.h"
 
-#include <bit>
 #include <cstdio>
 #include <string>
 
@@ -9,12 +8,12 @@
 namespace tleak {
 
 void validate_request(std::string_view allocator, std::size_t size, std::size_t alignment) {
-  if (size == 0 || size > Allocator::kMaxAllocationSize) [[unlikely]] {
+  if (size == 0 || size > Allocator::kMaxAllocationSize) {
     throw AllocatorError(AllocatorErrorKind::kInvalidSize,
                          std::string(allocator) + ": cannot allocate " + std::to_string(size) +
                              " bytes (sizes must be between 1 byte and 1 TiB)");
   }
-  if (!std::has_single_bit(alignment) || alignment > Allocator::kMaxAlignment) [[unlikely]] {
+  if (alignment == 0 || (alignment & (alignment - 1)) != 0 || alignment > Allocator::kMaxAlignment) {
     throw AllocatorError(AllocatorErrorKind::kInvalidAlignment,
                          std::string(allocator) + ": alignment " + std::to_string(alignment) +
                              " is not a power of two between 1 and 1 MiB");
@@ -22,7 +21,10 @@ void validate_request(std::string_view allocator, std::size_t size, std::size_t 
 }
 
 void* Allocator::allocate(std::size_t size, std::size_t alignment, AllocTag tag) {
-  validate_request(name(), size, alignment);
+  // One test for the common case; naming the problem (and the allocator) is the slow path's job.
+  const bool valid_size = size - 1 < kMaxAllocationSize;
+  const bool valid_alignment = (alignment & (alignment - 1)) == 0 && alignment - 1 < kMaxAlignment;
+  if (!(valid_size && valid_alignment)) [[unlikely]] validate_request(name(), size, alignment);
   void* ptr = do_allocate(size, alignment, tag);
   // Forbids turning the call above into a tail jump: this frame must stay on the stack so the
   // tracker can skip exactly its own frames (tracking_allocator.cc, kTrackerFrames).

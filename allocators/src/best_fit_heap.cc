@@ -49,6 +49,7 @@ void BestFitHeap::recycle(std::uint32_t index) { spare_blocks_.push_back(index);
 void BestFitHeap::link_free(std::uint32_t index) {
   Block& block = blocks_[index];
   const int cls = size_class(block.size);
+  block.size_class = static_cast<std::uint8_t>(cls);
   block.free = true;
   block.free_prev = kNone;
   block.free_next = class_heads_[cls];
@@ -59,7 +60,7 @@ void BestFitHeap::link_free(std::uint32_t index) {
 
 void BestFitHeap::unlink_free(std::uint32_t index) {
   Block& block = blocks_[index];
-  const int cls = size_class(block.size);
+  const int cls = block.size_class;
   if (block.free_prev != kNone) {
     blocks_[block.free_prev].free_next = block.free_next;
   } else {
@@ -102,7 +103,7 @@ void BestFitHeap::split(std::uint32_t index, std::size_t keep) {
   const std::uint32_t rest = new_block();  // may reallocate blocks_: index, not references
   Block& block = blocks_[index];
   blocks_[rest] = Block{block.offset + keep, block.size - keep, block.region, index, block.next,
-                        kNone, kNone, true};
+                        kNone, kNone, true, 0};
   if (block.next != kNone) blocks_[block.next].prev = rest;
   block.next = rest;
   block.size = keep;
@@ -135,7 +136,7 @@ void BestFitHeap::add_region(char* base, std::size_t size) {
   lookup_.insert(position, region_index);
 
   const std::uint32_t index = new_block();
-  blocks_[index] = Block{0, size, region_index, kNone, kNone, kNone, kNone, true};
+  blocks_[index] = Block{0, size, region_index, kNone, kNone, kNone, kNone, true, 0};
   start_entry(blocks_[index]) = index + 1;
   link_free(index);
 }
@@ -170,11 +171,20 @@ void* BestFitHeap::allocate(std::size_t size, std::size_t alignment, std::size_t
 
 std::uint32_t BestFitHeap::region_of(const void* ptr) const {
   const char* p = static_cast<const char*>(ptr);
+  // Most frees land in the region of the previous one; skip the search then.
+  if (last_region_ < regions_.size()) {
+    const Region& cached = regions_[last_region_];
+    if (cached.hidden_base != 0 && p >= cached.base() && p < cached.base() + cached.size) {
+      return last_region_;
+    }
+  }
   auto after = std::upper_bound(lookup_.begin(), lookup_.end(), p,
                                 [this](const char* q, std::uint32_t r) { return q < regions_[r].base(); });
   if (after == lookup_.begin()) return kNone;
   const Region& region = regions_[*std::prev(after)];
-  return p < region.base() + region.size ? *std::prev(after) : kNone;
+  if (p >= region.base() + region.size) return kNone;
+  last_region_ = *std::prev(after);
+  return last_region_;
 }
 
 std::size_t BestFitHeap::deallocate(void* ptr) {

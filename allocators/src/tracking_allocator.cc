@@ -43,9 +43,7 @@ std::size_t TrackingContext::site_count() const {
 }
 
 TrackingAllocator::TrackingAllocator(Allocator& inner, TrackingContext& context)
-    : inner_(inner), context_(context), live_(&node_pool_) {
-  live_.reserve(1024);
-}
+    : inner_(inner), context_(context) {}
 
 void* TrackingAllocator::do_allocate(std::size_t size, std::size_t alignment, AllocTag tag) {
   if (t_inside_tracker) return inner_.allocate(size, alignment, tag);
@@ -66,7 +64,7 @@ void* TrackingAllocator::do_allocate(std::size_t size, std::size_t alignment, Al
   const Stamp now{context_.clock_.now(), context_.clock_.iteration()};
   BlockInfo block{BlockId(context_.next_block_++), context_.stacks_.intern(stack, hash), &inner_,
                   ptr, size, tag, now, now};
-  live_.insert_or_assign(ptr, block);
+  live_.insert(ptr, block);
   ++counts_.allocations;
   ++counts_.live_blocks;
   counts_.live_bytes += size;
@@ -80,14 +78,15 @@ void TrackingAllocator::do_deallocate(void* ptr) {
   ReentryGuard guard;
   {
     std::lock_guard lock(context_.lock_);
-    const auto it = live_.find(ptr);
-    if (it != live_.end()) {
-      const FreeEvent event{it->second, {context_.clock_.now(), context_.clock_.iteration()}};
-      live_.erase(it);
+    FreeEvent event;
+    if (live_.take(ptr, &event.block)) {
       ++counts_.frees;
       --counts_.live_blocks;
       counts_.live_bytes -= event.block.size;
-      if (context_.sink_ != nullptr) context_.sink_->on_free(event);
+      if (context_.sink_ != nullptr) {
+        event.freed = Stamp{context_.clock_.now(), context_.clock_.iteration()};
+        context_.sink_->on_free(event);
+      }
     }
   }
   // Not ours (or already freed): the inner allocator names the error precisely, or accepts a block
@@ -97,12 +96,12 @@ void TrackingAllocator::do_deallocate(void* ptr) {
 
 bool TrackingAllocator::use(const void* ptr) {
   std::lock_guard lock(context_.lock_);
-  const auto it = live_.find(ptr);
-  if (it == live_.end()) {
+  BlockInfo* block = live_.find(ptr);
+  if (block == nullptr) {
     ++counts_.untracked_uses;
     return false;
   }
-  it->second.last_use = Stamp{context_.clock_.now(), context_.clock_.iteration()};
+  block->last_use = Stamp{context_.clock_.now(), context_.clock_.iteration()};
   ++counts_.uses;
   return true;
 }
@@ -117,7 +116,7 @@ std::vector<BlockInfo> TrackingAllocator::live_blocks() const {
   {
     std::lock_guard lock(context_.lock_);
     blocks.reserve(live_.size());
-    for (const auto& [ptr, block] : live_) blocks.push_back(block);
+    live_.for_each([&](const void*, const BlockInfo& block) { blocks.push_back(block); });
   }
   std::sort(blocks.begin(), blocks.end(),
             [](const BlockInfo& a, const BlockInfo& b) { return a.block < b.block; });

@@ -8,11 +8,10 @@
 #pragma once
 
 #include <cstdint>
-#include <memory_resource>
-#include <unordered_map>
 #include <vector>
 
 #include "tleak/allocator.h"
+#include "tleak/detail/address_map.h"
 #include "tleak/detail/spin_lock.h"
 #include "tleak/logical_clock.h"
 #include "tleak/stack_table.h"
@@ -86,9 +85,7 @@ class TrackingAllocator final : public Allocator {
  private:
   Allocator& inner_;
   TrackingContext& context_;
-  // Node storage from a pool resource: a steady-state insert/erase does not reach malloc.
-  std::pmr::unsynchronized_pool_resource node_pool_;
-  std::pmr::unordered_map<const void*, BlockInfo> live_;
+  detail::AddressMap<BlockInfo> live_;
   TrackerCounts counts_;
 };
 

@@ -68,6 +68,7 @@ class BestFitHeap {
     std::uint32_t prev, next;            // neighbours by address within the region
     std::uint32_t free_prev, free_next;  // links in the size-class list while free
     bool free;
+    std::uint8_t size_class;  // of `size`, kept from link_free() for unlink_free()
   };
   struct Region {
     // Kept complemented: memcheck's leak scan reads every word of the heap's bookkeeping, and a
@@ -98,6 +99,7 @@ class BestFitHeap {
   std::vector<Region> regions_;  // indexed by Block::region
   std::vector<std::uint32_t> spare_regions_;
   std::vector<std::uint32_t> lookup_;  // live region indices sorted by base address
+  mutable std::uint32_t last_region_ = kNone;  // region of the last lookup, tried first
   std::array<std::uint32_t, kClasses> class_heads_{};
   std::array<std::uint64_t, (kClasses + 63) / 64> class_bitmap_{};
 };
