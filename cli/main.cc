@@ -1,1 +1,50 @@
-int main() { return 0; }
+#include <cstdio>
+#include <exception>
+#include <map>
+
+#include "cli_error.h"
+#include "commands.h"
+#include "tleak/allocator_error.h"
+
+int main(int argc, char** argv) {
+  using namespace tleak::cli;
+  CLI::App app("tleak: memory-leak diagnosis for tensor workloads", "tleak");
+  app.require_subcommand(1);
+  app.set_version_flag("--version", TLEAK_VERSION);
+  std::map<CLI::App*, Command> commands;
+  const auto add = [&](Command (*make)(CLI::App&)) {
+    Command command = make(app);
+    commands[app.get_subcommands({}).back()] = std::move(command);
+  };
+  add(add_list_command);
+  add(add_explain_command);
+  add(add_run_command);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "tleak: %s (see tleak --help)\n", e.what());
+    return kExitUsage;
+  }
+  try {
+    for (auto& [sub, command] : commands) {
+      if (sub->parsed()) return command();
+    }
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "tleak: %s\n", e.what());
+    return kExitUsage;
+  } catch (const tleak::AllocatorError& e) {
+    std::fprintf(stderr, "tleak: allocator error (%s): %s\n", tleak::to_string(e.kind()), e.what());
+    return kExitUsage;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tleak: %s\n", e.what());
+    return kExitUsage;
+  }
+  return kExitUsage;
+}

@@ -102,6 +102,7 @@ bool TrackingAllocator::use(const void* ptr) {
     return false;
   }
   block->last_use = Stamp{context_.clock_.now(), context_.clock_.iteration()};
+  ++block->uses;
   ++counts_.uses;
   return true;
 }

@@ -25,6 +25,7 @@ struct BlockInfo {
   AllocTag tag;
   Stamp allocated;
   Stamp last_use;  // equals `allocated` until the runtime reports a use
+  std::uint32_t uses = 0;  // use() calls seen; 0 means drag cannot be measured for this block
 };
 
 struct FreeEvent {

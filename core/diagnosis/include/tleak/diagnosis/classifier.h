@@ -1,0 +1,96 @@
+// Turns a Recording into a verdict per allocation site, from the measured events only:
+//   leak      bytes still allocated after teardown;
+//   growth    live bytes rising with the iteration (Theil-Sen slope, Kendall's tau as confidence),
+//             still rising at the end of the run;
+//   retained  a large share of the site's memory held after its last use (drag);
+//   bounded   none of these; a site that rose and then flattened says where (plateau).
+// Every threshold is an option with a default chosen for tensor workloads, reported with the result.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tleak/diagnosis/recorder.h"
+
+namespace tleak::diagnosis {
+
+// Ordered by severity: a site gets the worst that applies.
+enum class Verdict { kBounded = 0, kRetained = 1, kGrowth = 2, kLeak = 3 };
+const char* to_string(Verdict verdict);
+std::optional<Verdict> verdict_from_string(const std::string& name);
+
+struct ClassifierOptions {
+  // Growth: samples at or before this share of the iterations (and at least the first
+  // `min_warmup_iterations`) are warm-up and not fitted.
+  double warmup_fraction = 0.1;
+  std::uint64_t min_warmup_iterations = 1;
+  std::size_t min_growth_samples = 5;
+  double growth_min_bytes_per_iteration = 1.0;
+  double growth_min_confidence = 0.6;  // Kendall's tau of live bytes against iteration
+  std::int64_t growth_min_rise_bytes = 4096;
+  // The last `tail_fraction` of the fitted samples must still rise at `tail_min_slope_ratio` of the
+  // overall slope; a site that flattened there is bounded with a plateau.
+  double tail_fraction = 0.3;
+  double tail_min_slope_ratio = 0.25;
+  // Retained: dead-but-held bytes reach this many and this share of the site's peak, and blocks
+  // are held this many ops past their last use.
+  std::int64_t retained_min_bytes = 16 * 1024;
+  double retained_min_share = 0.5;
+  std::uint64_t retained_min_drag_ops = 8;
+  std::int64_t leak_min_bytes = 1;
+};
+
+struct GrowthFigures {
+  bool assessed = false;  // enough samples after warm-up to fit
+  double slope_bytes_per_iteration = 0;
+  double confidence = 0;
+  double tail_slope_bytes_per_iteration = 0;
+  std::int64_t rise_bytes = 0;  // slope times the iterations fitted
+  std::uint64_t samples = 0;
+  std::uint64_t first_iteration = 0;
+  std::uint64_t last_iteration = 0;
+  std::optional<std::uint64_t> plateau_iteration;
+};
+
+struct RetainedFigures {
+  bool measured = false;  // the runtime reported uses for this site's blocks
+  std::uint64_t drag_ops_max = 0;
+  std::uint64_t drag_iterations_max = 0;
+  double drag_ops_mean = 0;  // weighted by bytes
+  std::int64_t peak_dead_bytes = 0;
+  std::int64_t peak_if_freed_at_last_use_bytes = 0;
+  std::uint64_t resolution_ops = 1;
+};
+
+struct SiteFinding {
+  SiteId site;
+  std::size_t allocator = 0;
+  Verdict verdict = Verdict::kBounded;
+  std::string reason;  // the figures that decided, in words
+  std::uint64_t allocations = 0, frees = 0;
+  std::int64_t bytes_allocated = 0;
+  std::int64_t peak_live_bytes = 0;
+  std::int64_t final_live_bytes = 0;  // at the last iteration mark, before teardown
+  std::int64_t leaked_bytes = 0;
+  std::int64_t leaked_blocks = 0;
+  GrowthFigures growth;
+  RetainedFigures retained;
+  std::vector<std::int64_t> mark_live_bytes;
+};
+
+struct Diagnosis {
+  std::vector<SiteFinding> sites;  // worst first
+  GrowthFigures total_growth;      // of all live bytes together
+  RetainedFigures total_retained;
+};
+
+// Fits the trend of a series sampled at `iterations` (the x of each value).
+GrowthFigures fit_growth(const std::vector<std::uint64_t>& iterations,
+                         const std::vector<std::int64_t>& values, std::uint64_t total_iterations,
+                         const ClassifierOptions& options);
+
+Diagnosis classify(const Recording& recording, const ClassifierOptions& options);
+
+}  // namespace tleak::diagnosis

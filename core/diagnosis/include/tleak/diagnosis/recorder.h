@@ -1,0 +1,118 @@
+// The diagnosis engine's memory of a run: an EventSink that folds the tracker's events into
+// per-site and per-allocator figures as they arrive, plus samples taken at iteration marks.
+// Nothing here grows with the number of events: per-site state is fixed-size, mark samples are
+// thinned (every other one dropped, stride doubled) when they reach their cap, and dead-memory
+// timelines coarsen the same way (PointTimeline).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "tleak/allocator.h"
+#include "tleak/diagnosis/point_timeline.h"
+#include "tleak/ids.h"
+#include "tleak/tracking_events.h"
+
+namespace tleak::diagnosis {
+
+struct RecorderLimits {
+  std::size_t max_mark_samples = 512;   // per series; thinned beyond
+  std::size_t site_points = 512;        // op-clock points per site timeline
+  std::size_t total_points = 4096;      // op-clock points for the whole-run timeline
+};
+
+// What one iteration mark saw.
+struct MarkSample {
+  std::uint64_t iteration = 0;
+  std::uint64_t clock = 0;
+  std::int64_t live_bytes = 0;
+  std::int64_t live_blocks = 0;
+  std::vector<std::int64_t> allocator_live_bytes;      // per registered allocator
+  std::vector<std::int64_t> allocator_reserved_bytes;  // per registered allocator
+};
+
+struct SiteRecord {
+  SiteId site;
+  std::size_t allocator = 0;  // index of the allocator of its first block
+  std::uint64_t allocations = 0;
+  std::uint64_t frees = 0;
+  std::uint64_t bytes_allocated = 0;
+  std::int64_t live_bytes = 0;
+  std::int64_t live_blocks = 0;
+  std::int64_t peak_live_bytes = 0;
+  // Drag of freed blocks that recorded at least one use: free minus last use.
+  std::uint64_t blocks_with_uses = 0;
+  std::uint64_t drag_ops_max = 0;
+  std::uint64_t drag_iterations_max = 0;
+  double drag_ops_weighted_sum = 0;  // sum of size * drag_ops, for the byte-weighted mean
+  std::uint64_t drag_weight_bytes = 0;
+  PointTimeline live;
+  PointTimeline dead;
+  std::vector<std::int64_t> mark_live_bytes;  // aligned with Recording::marks
+
+  SiteRecord(SiteId id, std::size_t points) : site(id), live(points), dead(points) {}
+};
+
+struct LeakedBlock {
+  SiteId site;
+  std::size_t allocator;
+  std::size_t size;
+  std::uint32_t uses;
+};
+
+// Everything the classifier needs, taken once the run is over.
+struct Recording {
+  std::vector<std::string> allocator_names;
+  std::vector<MemorySpace> allocator_spaces;
+  std::vector<MarkSample> marks;  // thinned: every mark_stride-th iteration mark
+  std::uint64_t mark_stride = 1;
+  std::uint64_t iterations = 0;   // iteration marks seen
+  MarkSample final_mark;          // after teardown
+  std::uint64_t end_clock = 0;
+  std::vector<SiteRecord> sites;  // indexed by SiteId
+  std::vector<std::int64_t> allocator_peak_live_bytes;
+  std::vector<std::int64_t> allocator_peak_reserved_bytes;
+  std::vector<std::int64_t> allocator_peak_unused_reserved_bytes;  // reserved - in use, at marks
+  std::uint64_t allocations = 0;
+  std::uint64_t frees = 0;
+  std::int64_t peak_live_bytes = 0;
+  PointTimeline total_live;
+  PointTimeline total_dead;
+  std::vector<LeakedBlock> leaked;
+
+  explicit Recording(std::size_t points) : total_live(points), total_dead(points) {}
+};
+
+class Recorder final : public EventSink {
+ public:
+  explicit Recorder(std::vector<const Allocator*> allocators, RecorderLimits limits = {});
+
+  void on_allocate(const BlockInfo& block) override;
+  void on_free(const FreeEvent& event) override;
+
+  // End of one iteration of the workload's loop. `stats` are the allocators' own, in registration
+  // order (for reserved bytes).
+  void mark(std::uint64_t iteration, std::uint64_t clock, const std::vector<AllocatorStats>& stats);
+  // After teardown: what is still live is leaked. Ends the recording.
+  Recording finish(std::uint64_t clock, const std::vector<AllocatorStats>& stats,
+                   const std::vector<BlockInfo>& still_live);
+
+ private:
+  std::size_t allocator_index(const Allocator* allocator) const;
+  SiteRecord& site(SiteId id, std::size_t allocator);
+  MarkSample sample(std::uint64_t iteration, std::uint64_t clock,
+                    const std::vector<AllocatorStats>& stats) const;
+
+  const std::vector<const Allocator*> allocators_;
+  const RecorderLimits limits_;
+  mutable std::mutex mutex_;
+  Recording recording_;
+  std::vector<std::int64_t> allocator_live_bytes_;
+  std::int64_t live_bytes_ = 0;
+  std::int64_t live_blocks_ = 0;
+};
+
+}  // namespace tleak::diagnosis

@@ -1,0 +1,117 @@
+// The report of one run, schema "tleak.report/1": what ran, totals, the verdict, the timeline and
+// every site with its frames and figures. The same document is the snapshot `tleak diff` reads.
+// schema/tleak.report.schema.json describes the JSON; report_json.cc writes and reads it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tleak/diagnosis/classifier.h"
+#include "tleak/symbolizer.h"
+
+namespace tleak::diagnosis {
+
+inline constexpr const char* kReportSchema = "tleak.report/1";
+inline constexpr int kReportSchemaVersion = 1;
+
+struct RunInfo {
+  std::string scenario;
+  std::string variant;
+  std::string mode;
+  std::uint64_t iterations = 0;
+  double scale = 1.0;
+  int stack_depth = 12;
+  std::string tleak_version;
+  std::string started_at;  // UTC, ISO 8601
+  double duration_seconds = 0;
+  std::string host;
+  bool under_valgrind = false;
+  bool tracked = true;
+  bool valgrind_annotations = true;
+};
+
+struct AllocatorTotals {
+  std::string name;
+  std::string space;  // "host" or "device"
+  std::int64_t peak_live_bytes = 0;      // as requested, from the tracker
+  std::int64_t peak_in_use_bytes = 0;    // as the allocator rounded them
+  std::int64_t peak_reserved_bytes = 0;
+  std::int64_t peak_unused_reserved_bytes = 0;  // reserved but not allocated, at iteration marks
+  std::int64_t final_live_bytes = 0;            // at the last iteration mark
+  std::int64_t leaked_bytes = 0;
+  std::int64_t leaked_blocks = 0;
+  std::uint64_t allocate_calls = 0;
+  std::uint64_t deallocate_calls = 0;
+};
+
+struct Totals {
+  std::int64_t peak_live_bytes = 0;
+  std::int64_t peak_reserved_bytes = 0;
+  std::int64_t final_live_bytes = 0;
+  std::int64_t leaked_bytes = 0;
+  std::int64_t leaked_blocks = 0;
+  std::uint64_t allocations = 0;
+  std::uint64_t frees = 0;
+  std::vector<AllocatorTotals> allocators;
+};
+
+struct Summary {
+  std::string verdict = "bounded";  // the worst verdict of any site
+  std::string sentence;             // the worst finding, for a person
+  std::uint64_t leak_sites = 0, growth_sites = 0, retained_sites = 0, bounded_sites = 0;
+};
+
+struct TimelineSample {
+  std::uint64_t iteration = 0;
+  std::uint64_t clock = 0;
+  std::int64_t live_bytes = 0;
+  std::int64_t live_blocks = 0;
+  std::vector<std::int64_t> allocator_live_bytes;      // in the order of totals.allocators
+  std::vector<std::int64_t> allocator_reserved_bytes;
+};
+
+struct Timeline {
+  std::uint64_t stride = 1;  // one sample every `stride` iterations
+  std::vector<TimelineSample> samples;
+  TimelineSample after_teardown;
+};
+
+struct SiteReport {
+  std::uint32_t id = 0;
+  std::string verdict;
+  std::string reason;
+  std::string label;  // "function (file:line)" of the frame that names the site
+  std::string allocator;
+  std::vector<Frame> frames;
+  std::uint64_t allocations = 0, frees = 0;
+  std::int64_t bytes_allocated = 0;
+  std::int64_t peak_live_bytes = 0;
+  std::int64_t final_live_bytes = 0;
+  std::int64_t leaked_bytes = 0;
+  std::int64_t leaked_blocks = 0;
+  GrowthFigures growth;
+  RetainedFigures retained;
+  std::vector<std::int64_t> live_bytes_at_samples;  // aligned with timeline.samples
+};
+
+struct Report {
+  std::string schema = kReportSchema;
+  RunInfo run;
+  Totals totals;
+  Summary summary;
+  ClassifierOptions thresholds;
+  GrowthFigures total_growth;
+  RetainedFigures total_retained;
+  Timeline timeline;
+  std::vector<SiteReport> sites;
+};
+
+// "alloc_list (basic_loops.cc:42)": the function without its parameters and namespaces, and where.
+std::string site_label(const std::vector<Frame>& frames);
+// The worst finding in one sentence, e.g.
+// "growth: +4.0 KiB per iteration at append_result (basic_loops.cc:40)".
+std::string summary_sentence(const SiteReport& site, const Report& report);
+
+}  // namespace tleak::diagnosis

@@ -1,0 +1,26 @@
+// Reading and writing reports as JSON. Readers check the schema name and version first, so a
+// newer or foreign document is refused with a message that says which, never half-read.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "tleak/diagnosis/report.h"
+
+namespace tleak::diagnosis {
+
+class ReportError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+nlohmann::json to_json(const Report& report);
+// Throws ReportError naming the problem: not a tleak report, a newer schema, a missing or
+// mistyped field (with its JSON path).
+Report report_from_json(const nlohmann::json& json);
+// Reads and parses a file; `what` names it in messages. Throws ReportError.
+Report read_report_file(const std::string& path);
+
+}  // namespace tleak::diagnosis

@@ -1,0 +1,27 @@
+// Trend statistics that outliers and sawtooths cannot drag around: the Theil-Sen slope (median of
+// pairwise slopes) and Kendall's tau (how consistently y rises with x).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+namespace tleak::diagnosis {
+
+struct Point {
+  double x;
+  double y;
+};
+
+struct TrendFit {
+  double slope = 0;      // Theil-Sen: median of (y_j - y_i) / (x_j - x_i), i < j
+  double intercept = 0;  // median of y_i - slope * x_i
+  double tau = 0;        // Kendall's tau-a in [-1, 1]: +1 when every later point is higher
+  std::size_t points = 0;
+};
+
+// Uses at most `max_points` evenly chosen points (pairs grow quadratically). Needs two points with
+// different x; fewer gives a zero fit.
+TrendFit fit_trend(std::span<const Point> points, std::size_t max_points = 128);
+
+}  // namespace tleak::diagnosis

@@ -1,0 +1,149 @@
+#include "tleak/diagnosis/recorder.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace tleak::diagnosis {
+
+Recorder::Recorder(std::vector<const Allocator*> allocators, RecorderLimits limits)
+    : allocators_(std::move(allocators)), limits_(limits), recording_(limits.total_points) {
+  for (const Allocator* allocator : allocators_) {
+    recording_.allocator_names.emplace_back(allocator->name());
+    recording_.allocator_spaces.push_back(allocator->space());
+  }
+  const std::size_t n = allocators_.size();
+  allocator_live_bytes_.assign(n, 0);
+  recording_.allocator_peak_live_bytes.assign(n, 0);
+  recording_.allocator_peak_reserved_bytes.assign(n, 0);
+  recording_.allocator_peak_unused_reserved_bytes.assign(n, 0);
+}
+
+std::size_t Recorder::allocator_index(const Allocator* allocator) const {
+  const auto it = std::find(allocators_.begin(), allocators_.end(), allocator);
+  if (it == allocators_.end()) throw std::logic_error("event from an allocator the recorder does not know");
+  return static_cast<std::size_t>(it - allocators_.begin());
+}
+
+SiteRecord& Recorder::site(SiteId id, std::size_t allocator) {
+  auto& sites = recording_.sites;
+  while (sites.size() <= id.value()) {
+    sites.emplace_back(SiteId(static_cast<std::uint32_t>(sites.size())), limits_.site_points);
+    // A site first seen now had nothing live at every earlier sample.
+    sites.back().mark_live_bytes.assign(recording_.marks.size(), 0);
+    sites.back().allocator = allocator;
+  }
+  return sites[id.value()];
+}
+
+void Recorder::on_allocate(const BlockInfo& block) {
+  std::lock_guard lock(mutex_);
+  const std::size_t a = allocator_index(block.allocator);
+  SiteRecord& s = site(block.site, a);
+  const auto size = static_cast<std::int64_t>(block.size);
+  const std::uint64_t t = block.allocated.clock;
+  ++s.allocations;
+  s.bytes_allocated += block.size;
+  s.live_bytes += size;
+  ++s.live_blocks;
+  s.peak_live_bytes = std::max(s.peak_live_bytes, s.live_bytes);
+  s.live.add_from(t, size);
+  recording_.total_live.add_from(t, size);
+  ++recording_.allocations;
+  live_bytes_ += size;
+  ++live_blocks_;
+  recording_.peak_live_bytes = std::max(recording_.peak_live_bytes, live_bytes_);
+  allocator_live_bytes_[a] += size;
+  recording_.allocator_peak_live_bytes[a] =
+      std::max(recording_.allocator_peak_live_bytes[a], allocator_live_bytes_[a]);
+}
+
+void Recorder::on_free(const FreeEvent& event) {
+  std::lock_guard lock(mutex_);
+  const BlockInfo& block = event.block;
+  const std::size_t a = allocator_index(block.allocator);
+  SiteRecord& s = site(block.site, a);
+  const auto size = static_cast<std::int64_t>(block.size);
+  ++s.frees;
+  s.live_bytes -= size;
+  --s.live_blocks;
+  s.live.add_after(event.freed.clock, -size);
+  recording_.total_live.add_after(event.freed.clock, -size);
+  if (block.uses > 0) {
+    const std::uint64_t drag_ops = event.freed.clock - block.last_use.clock;
+    const std::uint64_t drag_iterations = event.freed.iteration - block.last_use.iteration;
+    ++s.blocks_with_uses;
+    s.drag_ops_max = std::max(s.drag_ops_max, drag_ops);
+    s.drag_iterations_max = std::max(s.drag_iterations_max, drag_iterations);
+    s.drag_ops_weighted_sum += static_cast<double>(block.size) * static_cast<double>(drag_ops);
+    s.drag_weight_bytes += block.size;
+    // Dead from the op after its last use through the op at which it was freed.
+    s.dead.add_interval(block.last_use.clock + 1, event.freed.clock, size);
+    recording_.total_dead.add_interval(block.last_use.clock + 1, event.freed.clock, size);
+  }
+  ++recording_.frees;
+  live_bytes_ -= size;
+  --live_blocks_;
+  allocator_live_bytes_[a] -= size;
+}
+
+MarkSample Recorder::sample(std::uint64_t iteration, std::uint64_t clock,
+                            const std::vector<AllocatorStats>& stats) const {
+  MarkSample m;
+  m.iteration = iteration;
+  m.clock = clock;
+  m.live_bytes = live_bytes_;
+  m.live_blocks = live_blocks_;
+  m.allocator_live_bytes = allocator_live_bytes_;
+  for (const AllocatorStats& s : stats) m.allocator_reserved_bytes.push_back(s.bytes_reserved.current);
+  return m;
+}
+
+void Recorder::mark(std::uint64_t iteration, std::uint64_t clock,
+                    const std::vector<AllocatorStats>& stats) {
+  std::lock_guard lock(mutex_);
+  ++recording_.iterations;
+  for (std::size_t a = 0; a < stats.size() && a < allocators_.size(); ++a) {
+    recording_.allocator_peak_reserved_bytes[a] =
+        std::max(recording_.allocator_peak_reserved_bytes[a], stats[a].bytes_reserved.peak);
+    recording_.allocator_peak_unused_reserved_bytes[a] =
+        std::max(recording_.allocator_peak_unused_reserved_bytes[a],
+                 stats[a].bytes_reserved.current - stats[a].bytes_in_use.current);
+  }
+  if ((recording_.iterations - 1) % recording_.mark_stride != 0) return;
+  recording_.marks.push_back(sample(iteration, clock, stats));
+  for (SiteRecord& s : recording_.sites) s.mark_live_bytes.push_back(s.live_bytes);
+  if (recording_.marks.size() < limits_.max_mark_samples) return;
+  // Full: keep every other sample (the first of each pair) and sample half as often.
+  const auto thin = [](auto& series) {
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < series.size(); i += 2) series[kept++] = std::move(series[i]);
+    series.resize(kept);
+  };
+  thin(recording_.marks);
+  for (SiteRecord& s : recording_.sites) thin(s.mark_live_bytes);
+  recording_.mark_stride *= 2;
+}
+
+Recording Recorder::finish(std::uint64_t clock, const std::vector<AllocatorStats>& stats,
+                           const std::vector<BlockInfo>& still_live) {
+  std::lock_guard lock(mutex_);
+  recording_.end_clock = clock;
+  recording_.final_mark = sample(recording_.iterations, clock, stats);
+  for (const BlockInfo& block : still_live) {
+    const std::size_t a = allocator_index(block.allocator);
+    recording_.leaked.push_back({block.site, a, block.size, block.uses});
+    if (block.uses > 0) {
+      // Nothing frees it: dead from its last use to the end of the run.
+      const auto size = static_cast<std::int64_t>(block.size);
+      site(block.site, a).dead.add_interval(block.last_use.clock + 1, clock, size);
+      recording_.total_dead.add_interval(block.last_use.clock + 1, clock, size);
+    }
+  }
+  for (std::size_t a = 0; a < stats.size() && a < allocators_.size(); ++a) {
+    recording_.allocator_peak_reserved_bytes[a] =
+        std::max(recording_.allocator_peak_reserved_bytes[a], stats[a].bytes_reserved.peak);
+  }
+  return std::move(recording_);
+}
+
+}  // namespace tleak::diagnosis

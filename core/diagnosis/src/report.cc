@@ -1,0 +1,80 @@
+#include "tleak/diagnosis/report.h"
+
+#include <cstdio>
+
+#include "tleak/allocator_error.h"
+
+namespace tleak::diagnosis {
+namespace {
+
+// Frames that are allocation plumbing, not the code that asked for memory.
+bool is_plumbing(const Frame& frame) {
+  for (const char* prefix : {"std::", "tleak::Allocator::", "tleak::detail::", "operator new"}) {
+    if (frame.function.rfind(prefix, 0) == 0) return true;
+  }
+  return false;
+}
+
+std::string short_function(std::string name) {
+  for (const std::string noise : {"(anonymous namespace)::", "tleak::"}) {
+    for (auto at = name.find(noise); at != std::string::npos; at = name.find(noise)) name.erase(at, noise.size());
+  }
+  // Cut the parameter list: the first '(' after which the name does not continue with "::".
+  if (const auto paren = name.find('('); paren != std::string::npos && paren > 0) name.resize(paren);
+  // Keep "Class::method" at most.
+  const auto last = name.rfind("::");
+  if (last != std::string::npos && last > 0) {
+    const auto before = name.rfind("::", last - 1);
+    if (before != std::string::npos) name = name.substr(before + 2);
+  }
+  return name;
+}
+
+std::string base_name(const std::string& path) {
+  const auto slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+}  // namespace
+
+std::string site_label(const std::vector<Frame>& frames) {
+  if (frames.empty()) return "(no stack recorded)";
+  const Frame* chosen = &frames.front();
+  for (const Frame& frame : frames) {
+    if (!is_plumbing(frame)) {
+      chosen = &frame;
+      break;
+    }
+  }
+  std::string label = short_function(chosen->function);
+  if (!chosen->file.empty()) {
+    label += " (" + base_name(chosen->file) + ":" + std::to_string(chosen->line) + ")";
+  } else if (!chosen->module.empty()) {
+    label += " (" + chosen->module + ")";
+  }
+  return label;
+}
+
+std::string summary_sentence(const SiteReport& site, const Report& report) {
+  char text[512];
+  if (site.verdict == "leak") {
+    std::snprintf(text, sizeof text, "leak: %s in %lld block%s never freed, allocated at %s",
+                  format_bytes(static_cast<double>(report.totals.leaked_bytes)).c_str(),
+                  static_cast<long long>(report.totals.leaked_blocks), report.totals.leaked_blocks == 1 ? "" : "s",
+                  site.label.c_str());
+  } else if (site.verdict == "growth") {
+    std::snprintf(text, sizeof text, "growth: +%s per iteration at %s",
+                  format_bytes(site.growth.slope_bytes_per_iteration).c_str(), site.label.c_str());
+  } else if (site.verdict == "retained") {
+    std::snprintf(text, sizeof text, "retained: %s held after last use (drag up to %llu ops, %llu iterations) at %s",
+                  format_bytes(static_cast<double>(site.retained.peak_dead_bytes)).c_str(),
+                  static_cast<unsigned long long>(site.retained.drag_ops_max),
+                  static_cast<unsigned long long>(site.retained.drag_iterations_max), site.label.c_str());
+  } else {
+    std::snprintf(text, sizeof text, "bounded: peak %s live, nothing leaked; largest site %s",
+                  format_bytes(static_cast<double>(report.totals.peak_live_bytes)).c_str(), site.label.c_str());
+  }
+  return text;
+}
+
+}  // namespace tleak::diagnosis

@@ -1,0 +1,139 @@
+#include "tleak/diagnosis/report_json.h"
+
+#include <fstream>
+#include <sstream>
+
+namespace tleak {
+
+// Frames live in allocators/; their JSON form is defined here, beside the report's.
+void to_json(nlohmann::json& j, const Frame& f) {
+  j = {{"function", f.function}, {"module", f.module}, {"offset", f.module_offset},
+       {"file", f.file},         {"line", f.line}};
+}
+void from_json(const nlohmann::json& j, Frame& f) {
+  j.at("function").get_to(f.function);
+  j.at("module").get_to(f.module);
+  j.at("offset").get_to(f.module_offset);
+  j.at("file").get_to(f.file);
+  j.at("line").get_to(f.line);
+}
+
+namespace diagnosis {
+
+void to_json(nlohmann::json& j, const GrowthFigures& g) {
+  j = {{"assessed", g.assessed},
+       {"slope_bytes_per_iteration", g.slope_bytes_per_iteration},
+       {"confidence", g.confidence},
+       {"tail_slope_bytes_per_iteration", g.tail_slope_bytes_per_iteration},
+       {"rise_bytes", g.rise_bytes},
+       {"samples", g.samples},
+       {"first_iteration", g.first_iteration},
+       {"last_iteration", g.last_iteration},
+       {"plateau_iteration", g.plateau_iteration ? nlohmann::json(*g.plateau_iteration) : nlohmann::json()}};
+}
+void from_json(const nlohmann::json& j, GrowthFigures& g) {
+  j.at("assessed").get_to(g.assessed);
+  j.at("slope_bytes_per_iteration").get_to(g.slope_bytes_per_iteration);
+  j.at("confidence").get_to(g.confidence);
+  j.at("tail_slope_bytes_per_iteration").get_to(g.tail_slope_bytes_per_iteration);
+  j.at("rise_bytes").get_to(g.rise_bytes);
+  j.at("samples").get_to(g.samples);
+  j.at("first_iteration").get_to(g.first_iteration);
+  j.at("last_iteration").get_to(g.last_iteration);
+  const auto& plateau = j.at("plateau_iteration");
+  g.plateau_iteration = plateau.is_null() ? std::nullopt : std::optional(plateau.get<std::uint64_t>());
+}
+
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RetainedFigures, measured, drag_ops_max, drag_iterations_max,
+                                   drag_ops_mean, peak_dead_bytes, peak_if_freed_at_last_use_bytes,
+                                   resolution_ops)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ClassifierOptions, warmup_fraction, min_warmup_iterations,
+                                   min_growth_samples, growth_min_bytes_per_iteration,
+                                   growth_min_confidence, growth_min_rise_bytes, tail_fraction,
+                                   tail_min_slope_ratio, retained_min_bytes, retained_min_share,
+                                   retained_min_drag_ops, leak_min_bytes)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RunInfo, scenario, variant, mode, iterations, scale, stack_depth,
+                                   tleak_version, started_at, duration_seconds, host,
+                                   under_valgrind, tracked, valgrind_annotations)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(AllocatorTotals, name, space, peak_live_bytes, peak_in_use_bytes,
+                                   peak_reserved_bytes, peak_unused_reserved_bytes,
+                                   final_live_bytes, leaked_bytes, leaked_blocks, allocate_calls,
+                                   deallocate_calls)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Totals, peak_live_bytes, peak_reserved_bytes, final_live_bytes,
+                                   leaked_bytes, leaked_blocks, allocations, frees, allocators)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Summary, verdict, sentence, leak_sites, growth_sites,
+                                   retained_sites, bounded_sites)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(TimelineSample, iteration, clock, live_bytes, live_blocks,
+                                   allocator_live_bytes, allocator_reserved_bytes)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Timeline, stride, samples, after_teardown)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SiteReport, id, verdict, reason, label, allocator, frames,
+                                   allocations, frees, bytes_allocated, peak_live_bytes,
+                                   final_live_bytes, leaked_bytes, leaked_blocks, growth, retained,
+                                   live_bytes_at_samples)
+
+nlohmann::json to_json(const Report& r) {
+  return {{"schema", r.schema},
+          {"run", r.run},
+          {"summary", r.summary},
+          {"totals", r.totals},
+          {"total_growth", r.total_growth},
+          {"total_retained", r.total_retained},
+          {"thresholds", r.thresholds},
+          {"timeline", r.timeline},
+          {"sites", r.sites}};
+}
+
+Report report_from_json(const nlohmann::json& j) {
+  if (!j.is_object() || !j.contains("schema") || !j["schema"].is_string()) {
+    throw ReportError("not a tleak report: no \"schema\" field");
+  }
+  const std::string schema = j["schema"];
+  const std::string prefix = "tleak.report/";
+  if (schema.rfind(prefix, 0) != 0) {
+    throw ReportError("not a tleak report: schema is \"" + schema + "\", expected \"" + kReportSchema + "\"");
+  }
+  int version = 0;
+  try {
+    version = std::stoi(schema.substr(prefix.size()));
+  } catch (const std::exception&) {
+    throw ReportError("not a tleak report: schema \"" + schema + "\" has no version number");
+  }
+  if (version > kReportSchemaVersion) {
+    throw ReportError("report schema \"" + schema + "\" is newer than this tleak reads (\"" +
+                      kReportSchema + "\"); upgrade tleak");
+  }
+  Report r;
+  try {
+    r.schema = schema;
+    j.at("run").get_to(r.run);
+    j.at("summary").get_to(r.summary);
+    j.at("totals").get_to(r.totals);
+    j.at("total_growth").get_to(r.total_growth);
+    j.at("total_retained").get_to(r.total_retained);
+    j.at("thresholds").get_to(r.thresholds);
+    j.at("timeline").get_to(r.timeline);
+    j.at("sites").get_to(r.sites);
+  } catch (const nlohmann::json::exception& e) {
+    throw ReportError(std::string("malformed report: ") + e.what());
+  }
+  return r;
+}
+
+Report read_report_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ReportError(path + ": cannot open (missing or unreadable)");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw ReportError(path + ": not JSON (" + std::string(e.what()) + ")");
+  }
+  try {
+    return report_from_json(j);
+  } catch (const ReportError& e) {
+    throw ReportError(path + ": " + e.what());
+  }
+}
+
+}  // namespace diagnosis
+}  // namespace tleak

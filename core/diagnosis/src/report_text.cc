@@ -1,0 +1,61 @@
+#include "tleak/diagnosis/report_text.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+
+#include "tleak/allocator_error.h"
+
+namespace tleak::diagnosis {
+
+std::string sparkline(const std::vector<std::int64_t>& values, std::size_t width) {
+  static const char* kLevels[] = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
+  if (values.empty()) return "";
+  const std::int64_t high = std::max<std::int64_t>(*std::max_element(values.begin(), values.end()), 1);
+  std::string line;
+  const std::size_t n = std::min(width, values.size());
+  for (std::size_t k = 0; k < n; ++k) {
+    // Each character shows the largest value of the samples it stands for.
+    const std::size_t from = k * values.size() / n, to = std::max(from + 1, (k + 1) * values.size() / n);
+    const std::int64_t v = *std::max_element(values.begin() + static_cast<std::ptrdiff_t>(from),
+                                             values.begin() + static_cast<std::ptrdiff_t>(to));
+    line += kLevels[std::clamp<std::int64_t>(v * 7 / high, 0, 7)];
+  }
+  return line;
+}
+
+std::string render_text(const Report& r, std::size_t max_sites) {
+  std::ostringstream out;
+  const auto bytes = [](double n) { return format_bytes(n); };
+  out << "tleak " << r.run.scenario << " (" << r.run.variant << ", " << r.run.mode << ", "
+      << r.run.iterations << " iterations, scale " << r.run.scale << ")\n";
+  out << r.summary.sentence << "\n";
+  std::vector<std::int64_t> live;
+  for (const TimelineSample& s : r.timeline.samples) live.push_back(s.live_bytes);
+  if (!live.empty()) {
+    out << "live  " << sparkline(live) << "  peak " << bytes(static_cast<double>(r.totals.peak_live_bytes))
+        << ", after teardown " << bytes(static_cast<double>(r.timeline.after_teardown.live_bytes)) << "\n";
+  }
+  out << "totals: peak live " << bytes(static_cast<double>(r.totals.peak_live_bytes)) << ", peak reserved "
+      << bytes(static_cast<double>(r.totals.peak_reserved_bytes)) << ", leaked "
+      << bytes(static_cast<double>(r.totals.leaked_bytes)) << " in " << r.totals.leaked_blocks << " blocks\n";
+  out << "sites: " << r.summary.leak_sites << " leak, " << r.summary.growth_sites << " growth, "
+      << r.summary.retained_sites << " retained, " << r.summary.bounded_sites << " bounded\n";
+  for (std::size_t i = 0; i < r.sites.size() && i < max_sites; ++i) {
+    const SiteReport& s = r.sites[i];
+    char verdict[16];
+    std::snprintf(verdict, sizeof verdict, "%-9s", s.verdict.c_str());
+    out << "  " << verdict << s.label << " [" << s.allocator << "]\n";
+    out << "           " << s.reason << "\n";
+    for (std::size_t f = 0; f < s.frames.size() && f < 3; ++f) {
+      const Frame& frame = s.frames[f];
+      out << "           at " << frame.function;
+      if (!frame.file.empty()) out << "  " << frame.file.substr(frame.file.rfind('/') + 1) << ":" << frame.line;
+      out << "\n";
+    }
+  }
+  if (r.sites.size() > max_sites) out << "  ... " << r.sites.size() - max_sites << " more in the JSON report\n";
+  return out.str();
+}
+
+}  // namespace tleak::diagnosis

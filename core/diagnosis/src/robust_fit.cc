@@ -1,0 +1,53 @@
+#include "tleak/diagnosis/robust_fit.h"
+
+#include <algorithm>
+#include <vector>
+
+namespace tleak::diagnosis {
+namespace {
+
+double median(std::vector<double>& values) {
+  const std::size_t mid = values.size() / 2;
+  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid), values.end());
+  const double upper = values[mid];
+  if (values.size() % 2 == 1) return upper;
+  const double lower = *std::max_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid));
+  return (lower + upper) / 2;
+}
+
+}  // namespace
+
+TrendFit fit_trend(std::span<const Point> all, std::size_t max_points) {
+  std::vector<Point> points;
+  if (all.size() <= max_points) {
+    points.assign(all.begin(), all.end());
+  } else {
+    for (std::size_t k = 0; k < max_points; ++k) points.push_back(all[k * (all.size() - 1) / (max_points - 1)]);
+  }
+  TrendFit fit;
+  fit.points = points.size();
+  std::vector<double> slopes;
+  slopes.reserve(points.size() * (points.size() - 1) / 2);
+  std::int64_t concordant = 0, discordant = 0, pairs = 0;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    for (std::size_t j = i + 1; j < points.size(); ++j) {
+      const double dx = points[j].x - points[i].x;
+      if (dx == 0) continue;
+      const double dy = points[j].y - points[i].y;
+      slopes.push_back(dy / dx);
+      ++pairs;
+      if (dy * dx > 0) ++concordant;
+      if (dy * dx < 0) ++discordant;
+    }
+  }
+  if (slopes.empty()) return fit;
+  fit.slope = median(slopes);
+  std::vector<double> intercepts;
+  intercepts.reserve(points.size());
+  for (const Point& p : points) intercepts.push_back(p.y - fit.slope * p.x);
+  fit.intercept = median(intercepts);
+  fit.tau = static_cast<double>(concordant - discordant) / static_cast<double>(pairs);
+  return fit;
+}
+
+}  // namespace tleak::diagnosis

@@ -1,0 +1,218 @@
+#include "tleak/diagnosis/session.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <ctime>
+#include <optional>
+
+#include "tleak/detail/valgrind_annotations.h"
+#include "tleak/device_allocator.h"
+#include "tleak/diagnosis/recorder.h"
+#include "tleak/pool_allocator.h"
+#include "tleak/symbolizer.h"
+#include "tleak/system_allocator.h"
+#include "tleak/tracking_allocator.h"
+
+namespace tleak::diagnosis {
+namespace {
+
+std::string utc_now() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return text;
+}
+
+std::string host_name() {
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) != 0) return "unknown";
+  return name;
+}
+
+const char* space_name(MemorySpace space) { return space == MemorySpace::kDevice ? "device" : "host"; }
+
+// The three allocators of a run, optionally behind trackers.
+struct Allocators {
+  PoolAllocator pool;
+  DeviceAllocator device;
+  SystemAllocator system;
+  std::optional<TrackingContext> context;
+  std::optional<TrackingAllocator> pool_tracker, device_tracker, system_tracker;
+
+  explicit Allocators(const SessionOptions& o)
+      : pool(PoolOptions{.name = "host-pool", .chunk_size = std::size_t{2} << 20,
+                         .valgrind_annotations = o.valgrind_annotations}),
+        device(DeviceOptions{.name = "device", .capacity = o.device_capacity}) {
+    if (!o.track) return;
+    context.emplace(TrackingOptions{.stack_depth = o.stack_depth});
+    pool_tracker.emplace(pool, *context);
+    device_tracker.emplace(device, *context);
+    system_tracker.emplace(system, *context);
+  }
+  std::vector<const Allocator*> inner() const { return {&pool, &device, &system}; }
+  std::vector<AllocatorStats> stats() const { return {pool.stats(), device.stats(), system.stats()}; }
+  std::vector<BlockInfo> still_live() const {
+    std::vector<BlockInfo> live;
+    for (const auto* t : {&*pool_tracker, &*device_tracker, &*system_tracker}) {
+      const auto blocks = t->live_blocks();
+      live.insert(live.end(), blocks.begin(), blocks.end());
+    }
+    return live;
+  }
+};
+
+void fill_totals(Report& report, const Recording* rec, const std::vector<AllocatorStats>& stats,
+                 const std::vector<const Allocator*>& allocators) {
+  Totals& t = report.totals;
+  for (std::size_t a = 0; a < allocators.size(); ++a) {
+    AllocatorTotals at;
+    at.name = std::string(allocators[a]->name());
+    at.space = space_name(allocators[a]->space());
+    at.peak_in_use_bytes = stats[a].bytes_in_use.peak;
+    at.peak_reserved_bytes = stats[a].bytes_reserved.peak;
+    at.allocate_calls = stats[a].allocate_calls;
+    at.deallocate_calls = stats[a].deallocate_calls;
+    if (rec != nullptr) {
+      at.peak_live_bytes = rec->allocator_peak_live_bytes[a];
+      at.peak_unused_reserved_bytes = rec->allocator_peak_unused_reserved_bytes[a];
+      at.final_live_bytes = rec->marks.empty() ? 0 : rec->marks.back().allocator_live_bytes[a];
+      for (const LeakedBlock& b : rec->leaked) {
+        if (b.allocator != a) continue;
+        at.leaked_bytes += static_cast<std::int64_t>(b.size);
+        ++at.leaked_blocks;
+      }
+    } else {
+      // Untracked: the allocators' own figures are all there is.
+      at.peak_live_bytes = stats[a].bytes_in_use.peak;
+      at.leaked_bytes = stats[a].bytes_in_use.current;
+      at.leaked_blocks = stats[a].blocks_in_use.current;
+    }
+    if (allocators[a]->space() == MemorySpace::kHost) t.peak_reserved_bytes += at.peak_reserved_bytes;
+    t.leaked_bytes += at.leaked_bytes;
+    t.leaked_blocks += at.leaked_blocks;
+    t.allocations += at.allocate_calls;
+    t.frees += at.deallocate_calls;
+    t.allocators.push_back(at);
+  }
+  if (rec != nullptr) {
+    t.peak_live_bytes = rec->peak_live_bytes;
+    t.final_live_bytes = rec->marks.empty() ? 0 : rec->marks.back().live_bytes;
+  } else {
+    for (const AllocatorTotals& at : t.allocators) t.peak_live_bytes += at.peak_live_bytes;
+  }
+}
+
+TimelineSample to_sample(const MarkSample& m) {
+  return {m.iteration, m.clock, m.live_bytes, m.live_blocks, m.allocator_live_bytes, m.allocator_reserved_bytes};
+}
+
+void fill_findings(Report& report, const Recording& rec, const Diagnosis& diagnosis,
+                   const TrackingContext& context) {
+  report.total_growth = diagnosis.total_growth;
+  report.total_retained = diagnosis.total_retained;
+  report.timeline.stride = rec.mark_stride;
+  for (const MarkSample& m : rec.marks) report.timeline.samples.push_back(to_sample(m));
+  report.timeline.after_teardown = to_sample(rec.final_mark);
+
+  Symbolizer symbolizer;
+  for (const SiteFinding& f : diagnosis.sites) {
+    SiteReport s;
+    s.id = f.site.value();
+    s.verdict = to_string(f.verdict);
+    s.reason = f.reason;
+    s.allocator = rec.allocator_names[f.allocator];
+    s.frames = symbolizer.symbolize(context.stack(f.site));
+    s.label = site_label(s.frames);
+    s.allocations = f.allocations;
+    s.frees = f.frees;
+    s.bytes_allocated = f.bytes_allocated;
+    s.peak_live_bytes = f.peak_live_bytes;
+    s.final_live_bytes = f.final_live_bytes;
+    s.leaked_bytes = f.leaked_bytes;
+    s.leaked_blocks = f.leaked_blocks;
+    s.growth = f.growth;
+    s.retained = f.retained;
+    s.live_bytes_at_samples = f.mark_live_bytes;
+    report.sites.push_back(std::move(s));
+  }
+  Summary& summary = report.summary;
+  for (const SiteReport& s : report.sites) {
+    summary.leak_sites += s.verdict == "leak";
+    summary.growth_sites += s.verdict == "growth";
+    summary.retained_sites += s.verdict == "retained";
+    summary.bounded_sites += s.verdict == "bounded";
+  }
+  if (!report.sites.empty()) {
+    summary.verdict = report.sites.front().verdict;
+    summary.sentence = summary_sentence(report.sites.front(), report);
+  } else {
+    summary.sentence = "bounded: no allocations were tracked";
+  }
+}
+
+}  // namespace
+
+Report run_workload(const Workload& workload, const SessionOptions& options) {
+  const auto started = std::chrono::steady_clock::now();
+  Report report;
+  report.thresholds = options.thresholds;
+  RunInfo& run = report.run;
+  run.scenario = options.scenario;
+  run.variant = options.params.variant;
+  run.mode = options.params.mode;
+  run.iterations = options.params.iterations;
+  run.scale = options.params.scale;
+  run.stack_depth = options.stack_depth;
+  run.tleak_version = TLEAK_VERSION;
+  run.started_at = utc_now();
+  run.host = host_name();
+  run.under_valgrind = valgrind::running_on_valgrind();
+  run.tracked = options.track;
+  run.valgrind_annotations = options.valgrind_annotations;
+
+  Allocators allocators(options);
+  std::optional<Recorder> recorder;
+  if (options.track) {
+    recorder.emplace(allocators.inner());
+    allocators.context->set_sink(&*recorder);
+  }
+  std::uint64_t marks = 0;
+  const auto on_mark = [&] {
+    ++marks;
+    if (recorder) {
+      const LogicalClock& clock = allocators.context->clock();
+      recorder->mark(clock.iteration(), clock.now(), allocators.stats());
+    }
+    if (options.progress) options.progress(marks, options.params.iterations);
+  };
+  WorkloadContext::Parts parts{&allocators.pool, &allocators.device, &allocators.system,
+                               nullptr, nullptr, nullptr, nullptr, on_mark};
+  if (options.track) {
+    // Every byte goes through the trackers; the untracked baseline uses the raw allocators.
+    TrackingAllocator* trackers[] = {&*allocators.pool_tracker, &*allocators.device_tracker,
+                                     &*allocators.system_tracker};
+    parts = {trackers[0], trackers[1], trackers[2], trackers[0], trackers[1], trackers[2],
+             &allocators.context->clock(), on_mark};
+  }
+  WorkloadContext context(options.params, parts);
+  workload(context);
+  context.run_teardown();
+
+  if (options.track) {
+    allocators.context->set_sink(nullptr);
+    const Recording rec =
+        recorder->finish(allocators.context->clock().now(), allocators.stats(), allocators.still_live());
+    fill_totals(report, &rec, allocators.stats(), allocators.inner());
+    fill_findings(report, rec, classify(rec, options.thresholds), *allocators.context);
+  } else {
+    fill_totals(report, nullptr, allocators.stats(), allocators.inner());
+    report.summary.sentence = "untracked run: no per-site figures (run without --no-track for a diagnosis)";
+  }
+  run.duration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return report;
+}
+
+}  // namespace tleak::diagnosis
