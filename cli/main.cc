@@ -1,6 +1,7 @@
 #include <cstdio>
 #include <exception>
 #include <map>
+#include <string>
 
 #include "cli_error.h"
 #include "commands.h"
@@ -20,6 +21,17 @@ int main(int argc, char** argv) {
   add(add_explain_command);
   add(add_run_command);
 
+  // CLI11 would only say a subcommand is required; name the word that is not one.
+  std::string names;
+  bool known = false;
+  for (const CLI::App* sub : app.get_subcommands({})) {
+    names += (names.empty() ? "" : ", ") + sub->get_name();
+    known = known || (argc > 1 && sub->get_name() == argv[1]);
+  }
+  if (argc > 1 && argv[1][0] != '-' && !known) {
+    std::fprintf(stderr, "tleak: unknown command '%s'; commands: %s\n", argv[1], names.c_str());
+    return kExitUsage;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -92,7 +92,7 @@ GrowthFigures fit_growth(const std::vector<std::uint64_t>& iterations,
   g.tail_slope_bytes_per_iteration = fit_trend(tail).slope;
 
   // Plateau: the series rose by a meaningful amount and its tail stopped rising. It flattened at
-  // the first sample from which every later one stays within a tenth of the rise of the end level.
+  // the first sample from which every later one stays within 2% of the range of the end level.
   double low = points.front().y, high = points.front().y;
   for (const Point& p : points) low = std::min(low, p.y), high = std::max(high, p.y);
   const double range = high - low;
@@ -101,7 +101,7 @@ GrowthFigures fit_growth(const std::vector<std::uint64_t>& iterations,
       g.tail_slope_bytes_per_iteration < options.tail_min_slope_ratio * std::max(g.slope_bytes_per_iteration, 0.0) ||
       g.tail_slope_bytes_per_iteration < options.growth_min_bytes_per_iteration;
   if (rose && flat_tail) {
-    const double level = points.back().y, tolerance = 0.1 * range;
+    const double level = points.back().y, tolerance = 0.02 * range;
     std::size_t k = points.size() - 1;
     while (k > 0 && std::abs(points[k - 1].y - level) <= tolerance) --k;
     g.plateau_iteration = static_cast<std::uint64_t>(points[k].x);

@@ -1,0 +1,181 @@
+// tleak run as a user runs it: a separate process, asserting on its exit code, stdout and stderr.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "../support/process.h"
+
+namespace tleak {
+namespace {
+
+using nlohmann::json;
+using testing::ProcessResult;
+using testing::run_process;
+
+ProcessResult tleak(const std::vector<std::string>& args) { return run_process(TLEAK_BINARY, args); }
+
+json run_json(const std::vector<std::string>& args) {
+  std::vector<std::string> full = {"run"};
+  full.insert(full.end(), args.begin(), args.end());
+  const ProcessResult r = tleak(full);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");  // stderr is not a terminal here: no progress line
+  return json::parse(r.out);
+}
+
+const json& top_site(const json& report) { return report.at("sites").at(0); }
+
+class TempDir {
+ public:
+  TempDir() : path_(std::filesystem::temp_directory_path() / ("tleak-test-" + std::to_string(getpid()))) {
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
+  std::size_t entries() const {
+    return static_cast<std::size_t>(std::distance(std::filesystem::directory_iterator(path_), {}));
+  }
+
+ private:
+  std::filesystem::path path_;
+};
+
+TEST(RunCommand, ListNamesTheWorkloads) {
+  const ProcessResult r = tleak({"list"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("clean-loop"), std::string::npos);
+  EXPECT_NE(r.out.find("append-loop"), std::string::npos);
+}
+
+TEST(RunCommand, CleanLoopIsBoundedWithZeroLeakedBytes) {
+  const json report = run_json({"clean-loop"});
+  EXPECT_EQ(report["schema"], "tleak.report/1");
+  EXPECT_EQ(report["summary"]["verdict"], "bounded");
+  EXPECT_EQ(report["totals"]["leaked_bytes"], 0);
+  EXPECT_EQ(report["totals"]["leaked_blocks"], 0);
+  EXPECT_EQ(report["summary"]["bounded_sites"], report["sites"].size());
+  EXPECT_EQ(report["run"]["iterations"], 20);
+  EXPECT_EQ(report["timeline"]["samples"].size(), 20u);
+  EXPECT_EQ(report["timeline"]["after_teardown"]["live_bytes"], 0);
+  // Two 64 KiB arrays live at each mark.
+  EXPECT_EQ(report["totals"]["peak_live_bytes"], 2 * 64 * 1024);
+}
+
+TEST(RunCommand, AppendLoopIsGrowthAtTheBytesItAppendsPerIteration) {
+  const json report = run_json({"append-loop", "--iterations", "40"});
+  EXPECT_EQ(report["summary"]["verdict"], "growth");
+  const json& site = top_site(report);
+  EXPECT_EQ(site["verdict"], "growth");
+  const double appended = 4096 * sizeof(float);  // a quarter of a 16 Ki-float activation
+  EXPECT_NEAR(site["growth"]["slope_bytes_per_iteration"].get<double>(), appended, 0.05 * appended);
+  EXPECT_GE(site["growth"]["confidence"].get<double>(), 0.9);
+  EXPECT_EQ(site["leaked_bytes"], 0);  // freed at teardown: growth, not a leak
+  EXPECT_NE(site["frames"][0]["function"].get<std::string>().find("append_result"), std::string::npos)
+      << site["frames"][0];
+  EXPECT_TRUE(site["frames"][0]["file"].get<std::string>().ends_with("basic_loops.cc"));
+  EXPECT_NE(report["summary"]["sentence"].get<std::string>().find("growth: +16.0 KiB per iteration at"),
+            std::string::npos)
+      << report["summary"]["sentence"];
+}
+
+TEST(RunCommand, AppendLoopFixedIsBounded) {
+  const json report = run_json({"append-loop", "--variant", "fixed"});
+  EXPECT_EQ(report["summary"]["verdict"], "bounded");
+  EXPECT_EQ(report["summary"]["growth_sites"], 0);
+}
+
+TEST(RunCommand, StackDepthDoesNotChangeTheVerdict) {
+  for (const char* depth : {"1", "12", "32"}) {
+    const json report = run_json({"append-loop", "--stack-depth", depth});
+    EXPECT_EQ(report["summary"]["verdict"], "growth") << "depth " << depth;
+    EXPECT_DOUBLE_EQ(top_site(report)["growth"]["slope_bytes_per_iteration"].get<double>(), 16384.0);
+  }
+}
+
+TEST(RunCommand, UntrackedRunReportsTotalsOnly) {
+  const json report = run_json({"clean-loop", "--no-track"});
+  EXPECT_FALSE(report["run"]["tracked"].get<bool>());
+  EXPECT_TRUE(report["sites"].empty());
+  EXPECT_EQ(report["totals"]["leaked_bytes"], 0);
+}
+
+TEST(RunCommand, ReportsValidateAgainstTheSchema) {
+  TempDir dir;
+  std::vector<std::string> args = {TLEAK_SOURCE_DIR "/tests/validate_report.py",
+                                   TLEAK_SOURCE_DIR "/schema/tleak.report.schema.json"};
+  for (const char* scenario : {"clean-loop", "append-loop"}) {
+    for (const char* variant : {"leaky", "fixed"}) {
+      const std::string path = dir.file(std::string(scenario) + "-" + variant + ".json");
+      ASSERT_EQ(tleak({"run", scenario, "--variant", variant, "--output", path}).exit_code, 0);
+      args.push_back(path);
+    }
+  }
+  const ProcessResult v = run_process("/usr/bin/python3", args);
+  EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+}
+
+TEST(RunCommand, OutputFileAndTextSummary) {
+  TempDir dir;
+  const std::string path = dir.file("report.json");
+  const ProcessResult r = tleak({"run", "append-loop", "--output", path});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // With --output, stdout gets the text summary: verdict, sites, sparkline.
+  EXPECT_NE(r.out.find("growth: +16.0 KiB per iteration"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("live  ▃"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("█  peak 448.0 KiB"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("append_result"), std::string::npos) << r.out;
+  std::ifstream in(path);
+  const json report = json::parse(in);
+  EXPECT_EQ(report["summary"]["verdict"], "growth");
+  EXPECT_EQ(dir.entries(), 1u);  // no temporary left beside it
+}
+
+TEST(RunCommand, FailOnTurnsAFindingIntoExitOne) {
+  EXPECT_EQ(tleak({"run", "append-loop", "--fail-on", "growth"}).exit_code, 1);
+  EXPECT_EQ(tleak({"run", "append-loop", "--fail-on", "leak"}).exit_code, 0);
+  EXPECT_EQ(tleak({"run", "clean-loop", "--fail-on", "any"}).exit_code, 0);
+}
+
+struct BadInput {
+  std::vector<std::string> args;
+  std::string message;
+};
+
+class RunCommandBadInput : public ::testing::TestWithParam<BadInput> {};
+
+TEST_P(RunCommandBadInput, ExitsTwoWithOneLineAndNoOutput) {
+  const ProcessResult r = tleak(GetParam().args);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find(GetParam().message), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Errors, RunCommandBadInput,
+    ::testing::Values(
+        BadInput{{"run", "no-such-scenario"}, "unknown scenario 'no-such-scenario'; known scenarios: clean-loop, append-loop"},
+        BadInput{{"run", "clean-loop", "--mode", "jit"}, "scenario 'clean-loop' does not run in mode 'jit' (it supports: eager)"},
+        BadInput{{"run", "clean-loop", "--mode", "turbo"}, "--mode"},
+        BadInput{{"run", "clean-loop", "--iterations", "0"}, "--iterations"},
+        BadInput{{"run", "clean-loop", "--iterations", "many"}, "--iterations"},
+        BadInput{{"run", "clean-loop", "--scale", "1000"}, "--scale"},
+        BadInput{{"run", "clean-loop", "--stack-depth", "65"}, "--stack-depth"},
+        BadInput{{"run", "clean-loop", "--variant", "broken"}, "--variant"},
+        BadInput{{"run", "clean-loop", "--output", "/nonexistent-dir/r.json"},
+                 "/nonexistent-dir/r.json: cannot write: directory /nonexistent-dir does not exist"},
+        BadInput{{"run"}, "scenario"},
+        BadInput{{"frobnicate"}, "unknown command 'frobnicate'; commands: list, explain, run"},
+        BadInput{{"explain", "nope"}, "unknown scenario 'nope'"}));
+
+TEST(RunCommand, OutputIntoADirectoryIsRefusedBeforeRunning) {
+  TempDir dir;
+  const ProcessResult r = tleak({"run", "clean-loop", "--output", dir.file("")});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("it is a directory"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace tleak

@@ -1,0 +1,260 @@
+#include "tleak/diagnosis/classifier.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "synthetic_run.h"
+
+namespace tleak::diagnosis {
+namespace {
+
+using testing::finding;
+using testing::SyntheticRun;
+
+constexpr std::uint32_t kWeights = 0, kTemp = 1, kKept = 2;
+
+// Weights made once; per iteration a temp is made, used by the next op and freed right after.
+void clean_iteration(SyntheticRun& run, std::size_t temp_bytes) {
+  run.tick();
+  const auto t = run.allocate(kTemp, temp_bytes);
+  run.use(t);
+  run.tick();
+  run.use(t);
+  run.free(t);
+}
+
+TEST(Classifier, CleanLoopIsBoundedWithNothingLeaked) {
+  SyntheticRun run;
+  run.tick();
+  const auto w = run.allocate(kWeights, 4096);
+  run.use(w);
+  for (int i = 0; i < 50; ++i) {
+    clean_iteration(run, 64 * 1024);
+    run.use(w);
+    run.mark();
+  }
+  run.free(w);  // teardown
+  const Diagnosis d = run.classify();
+  ASSERT_EQ(d.sites.size(), 2u);
+  for (const SiteFinding& f : d.sites) {
+    EXPECT_EQ(f.verdict, Verdict::kBounded) << f.reason;
+    EXPECT_EQ(f.leaked_bytes, 0);
+  }
+  EXPECT_EQ(finding(d, kTemp).peak_live_bytes, 64 * 1024);
+  EXPECT_EQ(finding(d, kTemp).retained.drag_ops_max, 0u);
+  EXPECT_FALSE(finding(d, kTemp).growth.plateau_iteration.has_value());
+  EXPECT_NEAR(finding(d, kTemp).growth.slope_bytes_per_iteration, 0.0, 1e-9);
+}
+
+TEST(Classifier, ListThatKeepsEveryResultIsGrowthAtTheAppendedBytesPerIteration) {
+  SyntheticRun run;
+  std::vector<std::uint64_t> kept;
+  for (int i = 0; i < 40; ++i) {
+    clean_iteration(run, 8192);
+    run.tick();
+    kept.push_back(run.allocate(kKept, 3000));
+    run.use(kept.back());
+    run.mark();
+  }
+  for (auto k : kept) run.free(k);  // the list dies at teardown
+  const Diagnosis d = run.classify();
+  const SiteFinding& f = finding(d, kKept);
+  EXPECT_EQ(f.verdict, Verdict::kGrowth) << f.reason;
+  EXPECT_DOUBLE_EQ(f.growth.slope_bytes_per_iteration, 3000.0);
+  EXPECT_DOUBLE_EQ(f.growth.confidence, 1.0);
+  EXPECT_EQ(f.leaked_bytes, 0);
+  EXPECT_EQ(d.sites.front().site, SiteId(kKept));  // worst first
+  EXPECT_EQ(finding(d, kTemp).verdict, Verdict::kBounded);
+  EXPECT_DOUBLE_EQ(d.total_growth.slope_bytes_per_iteration, 3000.0);
+  // Fitted after warm-up: 10% of 40 iterations.
+  EXPECT_EQ(f.growth.first_iteration, 5u);
+  EXPECT_EQ(f.growth.last_iteration, 40u);
+}
+
+TEST(Classifier, BlocksNeverFreedAreALeakOfExactlyTheirBytes) {
+  SyntheticRun run;
+  for (int i = 0; i < 10; ++i) {
+    clean_iteration(run, 1024);
+    run.tick();
+    if (i % 3 == 0) run.use(run.allocate(kKept, 777));  // lost: nothing frees it
+    run.mark();
+  }
+  const Diagnosis d = run.classify();
+  const SiteFinding& f = finding(d, kKept);
+  EXPECT_EQ(f.verdict, Verdict::kLeak);
+  EXPECT_EQ(f.leaked_bytes, 4 * 777);
+  EXPECT_EQ(f.leaked_blocks, 4);
+  EXPECT_EQ(d.sites.front().verdict, Verdict::kLeak);
+}
+
+TEST(Classifier, SawtoothFromADeferredCollectorIsRetainedNotGrowth) {
+  // Each call returns a 32 KiB result that is used once; a collector frees them every 8 calls.
+  SyntheticRun run;
+  std::vector<std::uint64_t> pending;
+  for (int i = 0; i < 64; ++i) {
+    run.tick();
+    pending.push_back(run.allocate(kKept, 32 * 1024));
+    run.use(pending.back());
+    run.tick(3);
+    if (pending.size() == 8) {
+      for (auto p : pending) run.free(p);
+      pending.clear();
+    }
+    run.mark();
+  }
+  const Diagnosis d = run.classify();
+  const SiteFinding& f = finding(d, kKept);
+  EXPECT_EQ(f.verdict, Verdict::kRetained) << f.reason;
+  EXPECT_LT(f.growth.confidence, 0.6);
+  EXPECT_EQ(f.peak_live_bytes, 8 * 32 * 1024);
+  // The oldest of each batch is used at its step's first op and freed 7 steps of 4 ops later,
+  // at the last op of the eighth step.
+  EXPECT_EQ(f.retained.drag_iterations_max, 7u);
+  EXPECT_EQ(f.retained.drag_ops_max, 31u);
+  EXPECT_EQ(f.retained.peak_dead_bytes, 8 * 32 * 1024);
+  // Freed at last use, each result would be alone.
+  EXPECT_EQ(f.retained.peak_if_freed_at_last_use_bytes, 32 * 1024);
+}
+
+TEST(Classifier, CacheThatFillsThenStopsIsBoundedWithItsPlateau) {
+  // A compile cache gains an entry per new shape for 30 iterations, then every shape is known.
+  SyntheticRun run;
+  std::vector<std::uint64_t> cache;
+  for (int i = 0; i < 100; ++i) {
+    clean_iteration(run, 2048);
+    if (i < 30) {
+      run.tick();
+      cache.push_back(run.allocate(kKept, 10000));
+      run.use(cache.back());
+    }
+    for (auto c : cache) run.use(c);
+    run.mark();
+  }
+  for (auto c : cache) run.free(c);
+  const Diagnosis d = run.classify();
+  const SiteFinding& f = finding(d, kKept);
+  EXPECT_EQ(f.verdict, Verdict::kBounded) << f.reason;
+  ASSERT_TRUE(f.growth.plateau_iteration.has_value());
+  EXPECT_EQ(*f.growth.plateau_iteration, 30u);
+  EXPECT_NE(f.reason.find("flat from iteration 30"), std::string::npos) << f.reason;
+}
+
+TEST(Classifier, BlockUsedOnceAndHeldToTheEndIsRetained) {
+  SyntheticRun run;
+  run.tick();
+  const auto big = run.allocate(kKept, 1 << 20);
+  run.use(big);  // its only use
+  for (int i = 0; i < 20; ++i) {
+    clean_iteration(run, 4096);
+    run.mark();
+  }
+  run.tick();
+  run.free(big);  // held until teardown
+  const Diagnosis d = run.classify();
+  const SiteFinding& f = finding(d, kKept);
+  EXPECT_EQ(f.verdict, Verdict::kRetained) << f.reason;
+  EXPECT_EQ(f.retained.drag_ops_max, 41u);  // 20 iterations of 2 ops, then the teardown op
+  EXPECT_EQ(f.retained.drag_iterations_max, 20u);
+  EXPECT_EQ(f.retained.peak_dead_bytes, 1 << 20);
+  EXPECT_EQ(f.retained.peak_if_freed_at_last_use_bytes, 1 << 20);  // alive at its one use
+  EXPECT_EQ(d.sites.front().site, SiteId(kKept));
+}
+
+TEST(Classifier, NoiseAroundAFlatLineIsBounded) {
+  SyntheticRun run;
+  std::mt19937 rng(3);
+  std::vector<std::uint64_t> held;
+  for (int i = 0; i < 200; ++i) {
+    // Between 0 and 20 blocks of 1 KiB live at each mark, at random.
+    const std::size_t want = rng() % 21;
+    while (held.size() > want) {
+      run.free(held.back());
+      held.pop_back();
+    }
+    while (held.size() < want) {
+      run.tick();
+      held.push_back(run.allocate(kKept, 1024));
+      run.use(held.back());
+    }
+    run.tick();
+    for (auto h : held) run.use(h);  // live data the step reads: not dead
+    run.mark();
+  }
+  for (auto h : held) run.free(h);
+  const Diagnosis d = run.classify();
+  const SiteFinding& f = finding(d, kKept);
+  EXPECT_EQ(f.verdict, Verdict::kBounded) << f.reason;
+  EXPECT_LT(std::abs(f.growth.confidence), 0.2);
+  EXPECT_LT(std::abs(f.growth.slope_bytes_per_iteration), 20.0);
+}
+
+TEST(Classifier, LinearLeakWithOutliersKeepsItsSlope) {
+  // 2 KiB per iteration, with every seventh sample spiking by 1 MiB of short-lived scratch.
+  SyntheticRun run;
+  std::vector<std::uint64_t> kept;
+  for (int i = 0; i < 70; ++i) {
+    run.tick();
+    kept.push_back(run.allocate(kKept, 2048));
+    run.use(kept.back());
+    std::uint64_t spike = 0;
+    if (i % 7 == 3) {
+      spike = run.allocate(kKept, 1 << 20);
+      run.use(spike);
+    }
+    run.mark();
+    if (spike != 0) run.free(spike);
+  }
+  for (auto k : kept) run.free(k);
+  const Diagnosis d = run.classify();
+  const SiteFinding& f = finding(d, kKept);
+  EXPECT_EQ(f.verdict, Verdict::kGrowth) << f.reason;
+  EXPECT_NEAR(f.growth.slope_bytes_per_iteration, 2048.0, 2048.0 * 0.02);
+}
+
+TEST(Classifier, TooFewIterationsAreNotAssessedForGrowth) {
+  SyntheticRun run;
+  std::vector<std::uint64_t> kept;
+  for (int i = 0; i < 4; ++i) {
+    run.tick();
+    kept.push_back(run.allocate(kKept, 100000));
+    run.use(kept.back());
+    run.mark();
+  }
+  for (auto k : kept) run.free(k);
+  const Diagnosis d = run.classify();
+  EXPECT_FALSE(finding(d, kKept).growth.assessed);
+  EXPECT_NE(finding(d, kKept).verdict, Verdict::kGrowth);
+}
+
+TEST(Classifier, WithoutUseReportsDragIsNotMeasured) {
+  SyntheticRun run;
+  run.tick();
+  const auto big = run.allocate(kKept, 1 << 20);  // never reported as used
+  for (int i = 0; i < 20; ++i) run.mark();
+  run.free(big);
+  const Diagnosis d = run.classify();
+  EXPECT_FALSE(finding(d, kKept).retained.measured);
+  EXPECT_EQ(finding(d, kKept).verdict, Verdict::kBounded);
+}
+
+TEST(Classifier, ThresholdsAreOptions) {
+  SyntheticRun run;
+  std::vector<std::uint64_t> kept;
+  for (int i = 0; i < 40; ++i) {
+    run.tick();
+    kept.push_back(run.allocate(kKept, 100));  // 4 KB over the run: under the default rise
+    run.use(kept.back());
+    run.mark();
+  }
+  for (auto k : kept) run.free(k);
+  ClassifierOptions strict;
+  strict.growth_min_rise_bytes = 1000;
+  const Recording recording = run.finish();
+  EXPECT_EQ(finding(classify(recording, {}), kKept).verdict, Verdict::kBounded);
+  EXPECT_EQ(finding(classify(recording, strict), kKept).verdict, Verdict::kGrowth);
+}
+
+}  // namespace
+}  // namespace tleak::diagnosis

@@ -1,0 +1,74 @@
+// Drives a Recorder with hand-written event streams, so the classifier can be proven on exact,
+// known inputs apart from any allocator or scenario.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "tleak/diagnosis/classifier.h"
+#include "tleak/diagnosis/recorder.h"
+#include "tleak/system_allocator.h"
+
+namespace tleak::diagnosis::testing {
+
+class SyntheticRun {
+ public:
+  SyntheticRun() : recorder_({&heap_}) {}
+
+  // A block of `size` bytes from `site`, allocated by the current op.
+  std::uint64_t allocate(std::uint32_t site, std::size_t size) {
+    BlockInfo block;
+    block.block = BlockId(next_id_);
+    block.site = SiteId(site);
+    block.allocator = &heap_;
+    block.address = reinterpret_cast<const void*>(0x1000 + 64 * next_id_);
+    block.size = size;
+    block.allocated = block.last_use = now();
+    recorder_.on_allocate(block);
+    live_[next_id_] = block;
+    return next_id_++;
+  }
+  void use(std::uint64_t id) {
+    live_.at(id).last_use = now();
+    ++live_.at(id).uses;
+  }
+  void free(std::uint64_t id) {
+    recorder_.on_free({live_.at(id), now()});
+    live_.erase(id);
+  }
+  void tick(std::uint64_t ops = 1) { clock_ += ops; }
+  void mark() {
+    ++iteration_;
+    recorder_.mark(iteration_, clock_, {});
+  }
+  Recording finish() {
+    std::vector<BlockInfo> still_live;
+    for (const auto& [id, block] : live_) still_live.push_back(block);
+    return recorder_.finish(clock_, {}, still_live);
+  }
+  Diagnosis classify(const ClassifierOptions& options = {}) {
+    const Recording recording = finish();
+    return tleak::diagnosis::classify(recording, options);
+  }
+
+ private:
+  Stamp now() const { return {clock_, iteration_}; }
+
+  SystemAllocator heap_;  // identity only: no bytes come from it
+  Recorder recorder_;
+  std::map<std::uint64_t, BlockInfo> live_;
+  std::uint64_t next_id_ = 0;
+  std::uint64_t clock_ = 0;
+  std::uint64_t iteration_ = 0;
+};
+
+// The finding for a site, or a failed test if the classifier did not report it.
+inline const SiteFinding& finding(const Diagnosis& d, std::uint32_t site) {
+  for (const SiteFinding& f : d.sites) {
+    if (f.site == SiteId(site)) return f;
+  }
+  throw std::runtime_error("site " + std::to_string(site) + " not in the diagnosis");
+}
+
+}  // namespace tleak::diagnosis::testing
