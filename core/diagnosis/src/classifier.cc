@@ -158,6 +158,14 @@ Diagnosis classify(const Recording& rec, const ClassifierOptions& options) {
     r.peak_dead_bytes = rec.total_dead.peak(rec.end_clock);
     r.peak_if_freed_at_last_use_bytes = peak_ideal(rec.total_live, rec.total_dead, rec.end_clock);
     r.resolution_ops = std::max(rec.total_live.resolution(), rec.total_dead.resolution());
+    double weighted = 0, weight = 0;
+    for (const SiteRecord& s : rec.sites) {
+      r.drag_ops_max = std::max(r.drag_ops_max, s.drag_ops_max);
+      r.drag_iterations_max = std::max(r.drag_iterations_max, s.drag_iterations_max);
+      weighted += s.drag_ops_weighted_sum;
+      weight += static_cast<double>(s.drag_weight_bytes);
+    }
+    r.drag_ops_mean = weight == 0 ? 0 : weighted / weight;
   }
 
   std::vector<std::int64_t> leaked_bytes(rec.sites.size(), 0), leaked_blocks(rec.sites.size(), 0);

@@ -124,7 +124,12 @@ void fill_findings(Report& report, const Recording& rec, const Diagnosis& diagno
     s.verdict = to_string(f.verdict);
     s.reason = f.reason;
     s.allocator = rec.allocator_names[f.allocator];
-    s.frames = symbolizer.symbolize(context.stack(f.site));
+    // Frames below main are process start-up, the same for every site; resolving them would
+    // mean loading the C library's debug info for nothing.
+    for (const std::uintptr_t address : context.stack(f.site)) {
+      s.frames.push_back(symbolizer.symbolize(address));
+      if (s.frames.back().function == "main") break;
+    }
     s.label = site_label(s.frames);
     s.allocations = f.allocations;
     s.frees = f.frees;

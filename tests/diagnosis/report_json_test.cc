@@ -1,0 +1,134 @@
+#include "tleak/diagnosis/report_json.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "synthetic_run.h"
+#include "tleak/diagnosis/report_text.h"
+
+namespace tleak::diagnosis {
+namespace {
+
+Report sample_report() {
+  Report r;
+  r.run.scenario = "append-loop";
+  r.run.variant = "leaky";
+  r.run.mode = "eager";
+  r.run.iterations = 3;
+  r.run.started_at = "2026-01-01T00:00:00Z";
+  r.summary.verdict = "growth";
+  r.summary.sentence = "growth: +1.0 KiB per iteration at f (a.cc:1)";
+  r.timeline.samples = {{1, 10, 100, 1, {100}, {4096}}, {2, 20, 200, 2, {200}, {4096}}};
+  SiteReport s;
+  s.id = 7;
+  s.verdict = "growth";
+  s.frames = {Frame{0x1234, "ns::f(int)", "tleak", 0x234, "/src/a.cc", 1}};
+  s.growth.assessed = true;
+  s.growth.slope_bytes_per_iteration = 1024;
+  s.growth.plateau_iteration = 2;
+  r.sites.push_back(s);
+  return r;
+}
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  const auto path = std::filesystem::temp_directory_path() / name;
+  std::ofstream(path) << text;
+  return path.string();
+}
+
+TEST(ReportJson, RoundTripsEveryField) {
+  const Report original = sample_report();
+  const nlohmann::json j = to_json(original);
+  const Report back = report_from_json(j);
+  EXPECT_EQ(to_json(back), j);
+  EXPECT_EQ(back.sites.at(0).frames.at(0).function, "ns::f(int)");
+  EXPECT_EQ(back.sites.at(0).growth.plateau_iteration, std::optional<std::uint64_t>(2));
+  EXPECT_EQ(j["sites"][0]["frames"][0].contains("address"), false);  // never raw addresses
+}
+
+TEST(ReportJson, RefusesWhatIsNotAReport) {
+  EXPECT_THROW(
+      {
+        try {
+          report_from_json(nlohmann::json{{"hello", 1}});
+        } catch (const ReportError& e) {
+          EXPECT_STREQ(e.what(), "not a tleak report: no \"schema\" field");
+          throw;
+        }
+      },
+      ReportError);
+  try {
+    report_from_json(nlohmann::json{{"schema", "other.format/1"}});
+    FAIL();
+  } catch (const ReportError& e) {
+    EXPECT_STREQ(e.what(), "not a tleak report: schema is \"other.format/1\", expected \"tleak.report/1\"");
+  }
+}
+
+TEST(ReportJson, RefusesANewerSchemaVersion) {
+  nlohmann::json j = to_json(sample_report());
+  j["schema"] = "tleak.report/2";
+  try {
+    report_from_json(j);
+    FAIL();
+  } catch (const ReportError& e) {
+    EXPECT_NE(std::string(e.what()).find("newer than this tleak reads"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ReportJson, NamesAMissingOrMistypedField) {
+  nlohmann::json j = to_json(sample_report());
+  j["sites"][0].erase("verdict");
+  try {
+    report_from_json(j);
+    FAIL();
+  } catch (const ReportError& e) {
+    EXPECT_NE(std::string(e.what()).find("malformed report"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("verdict"), std::string::npos) << e.what();
+  }
+  j = to_json(sample_report());
+  j["totals"]["leaked_bytes"] = "lots";
+  EXPECT_THROW(report_from_json(j), ReportError);
+}
+
+TEST(ReportJson, FileErrorsNameThePath) {
+  try {
+    read_report_file("/nonexistent/report.json");
+    FAIL();
+  } catch (const ReportError& e) {
+    EXPECT_STREQ(e.what(), "/nonexistent/report.json: cannot open (missing or unreadable)");
+  }
+  const std::string full = to_json(sample_report()).dump();
+  const std::string truncated = write_temp("tleak-truncated.json", full.substr(0, full.size() / 2));
+  try {
+    read_report_file(truncated);
+    FAIL();
+  } catch (const ReportError& e) {
+    EXPECT_NE(std::string(e.what()).find(truncated + ": not JSON"), std::string::npos) << e.what();
+  }
+  std::filesystem::remove(truncated);
+}
+
+TEST(ReportText, SparklineScalesToTheMaximum) {
+  EXPECT_EQ(sparkline({0, 1, 2, 3, 4, 5, 6, 7}), "▁▂▃▄▅▆▇█");
+  EXPECT_EQ(sparkline({}), "");
+  EXPECT_EQ(sparkline({5, 5}), "██");
+  // 100 samples into 10 characters: each shows the largest of its ten.
+  std::vector<std::int64_t> many(100, 0);
+  many[95] = 70;
+  EXPECT_EQ(sparkline(many, 10), "▁▁▁▁▁▁▁▁▁█");
+}
+
+TEST(ReportText, SiteLabelSkipsPlumbingAndShortensNames) {
+  const std::vector<Frame> frames = {
+      Frame{1, "std::vector<int, std::allocator<int> >::push_back(int const&)", "tleak", 1, "/usr/include/vector", 3},
+      Frame{2, "tleak::scenarios::(anonymous namespace)::append_result(int)", "tleak", 2, "/src/basic_loops.cc", 67}};
+  EXPECT_EQ(site_label(frames), "scenarios::append_result (basic_loops.cc:67)");
+  EXPECT_EQ(site_label({}), "(no stack recorded)");
+  EXPECT_EQ(site_label({Frame{3, "main", "tleak", 3, "", 0}}), "main (tleak)");
+}
+
+}  // namespace
+}  // namespace tleak::diagnosis
