@@ -26,6 +26,7 @@ struct RunArgs {
   std::string output;
   std::string format;
   std::string fail_on;
+  std::vector<std::string> thresholds;
   bool no_track = false;
   bool no_valgrind_annotations = false;
 };
@@ -83,6 +84,8 @@ Command add_run_command(CLI::App& app) {
       ->check(CLI::IsMember({"json", "text"}));
   sub->add_option("--fail-on", args->fail_on, "Exit 1 when a site has this verdict")
       ->check(CLI::IsMember({"leak", "growth", "retained", "any"}));
+  sub->add_option("--threshold", args->thresholds,
+                  "Override a classifier threshold, name=value (repeatable; names as in the report)");
   sub->add_flag("--no-track", args->no_track, "Run on the raw allocators (cost baseline; no sites)");
   sub->add_flag("--no-valgrind-annotations", args->no_valgrind_annotations,
                 "Do not register pool blocks with memcheck (shows what it misses)");
@@ -102,6 +105,11 @@ Command add_run_command(CLI::App& app) {
       }
     }
     diagnosis::SessionOptions options;
+    try {
+      options.thresholds = diagnosis::thresholds_with_overrides(args->thresholds);
+    } catch (const diagnosis::ReportError& e) {
+      throw UsageError(e.what());
+    }
     options.scenario = scenario.id;
     options.params.variant = args->variant;
     options.params.mode = mode;

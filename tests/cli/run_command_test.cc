@@ -94,6 +94,15 @@ TEST(RunCommand, StackDepthDoesNotChangeTheVerdict) {
   }
 }
 
+TEST(RunCommand, ThresholdsCanBeOverriddenAndAreReported) {
+  // Demanding a rise of 1 MiB turns the 16 KiB-per-iteration list into "bounded".
+  const json report = run_json({"append-loop", "--threshold", "growth_min_rise_bytes=1048576",
+                                "--threshold", "growth_min_confidence=0.9"});
+  EXPECT_EQ(report["thresholds"]["growth_min_rise_bytes"], 1048576);
+  EXPECT_DOUBLE_EQ(report["thresholds"]["growth_min_confidence"].get<double>(), 0.9);
+  EXPECT_EQ(report["summary"]["growth_sites"], 0);
+}
+
 TEST(RunCommand, UntrackedRunReportsTotalsOnly) {
   const json report = run_json({"clean-loop", "--no-track"});
   EXPECT_FALSE(report["run"]["tracked"].get<bool>());
@@ -167,6 +176,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{{"run", "clean-loop", "--output", "/nonexistent-dir/r.json"},
                  "/nonexistent-dir/r.json: cannot write: directory /nonexistent-dir does not exist"},
         BadInput{{"run"}, "scenario"},
+        BadInput{{"run", "clean-loop", "--threshold", "speed=3"}, "unknown threshold 'speed'"},
+        BadInput{{"run", "clean-loop", "--threshold", "leak_min_bytes=lots"},
+                 "threshold leak_min_bytes: 'lots' is not a non-negative number"},
         BadInput{{"frobnicate"}, "unknown command 'frobnicate'; commands: list, explain, run"},
         BadInput{{"explain", "nope"}, "unknown scenario 'nope'"}));
 

@@ -258,3 +258,38 @@ TEST(Classifier, ThresholdsAreOptions) {
 
 }  // namespace
 }  // namespace tleak::diagnosis
+
+namespace tleak::diagnosis {
+namespace {
+
+// 100,000 iterations with an allocation and a free in each: the recording keeps a bounded number of
+// samples and timeline points, and the growth it must find is still found.
+TEST(Recorder, HundredThousandIterationsKeepBoundedState) {
+  SyntheticRun run;
+  std::vector<std::uint64_t> kept;
+  for (int i = 0; i < 100000; ++i) {
+    clean_iteration(run, 512);
+    if (i % 100 == 0) {
+      kept.push_back(run.allocate(kKept, 1000));
+      run.use(kept.back());
+    }
+    run.mark();
+  }
+  for (auto k : kept) run.free(k);
+  const Recording recording = run.finish();
+  EXPECT_EQ(recording.iterations, 100000u);
+  EXPECT_LE(recording.marks.size(), 512u);
+  EXPECT_GE(recording.marks.size(), 256u);
+  EXPECT_EQ(recording.mark_stride, 256u);
+  for (const SiteRecord& s : recording.sites) {
+    EXPECT_EQ(s.mark_live_bytes.size(), recording.marks.size());
+    EXPECT_LE(s.live.values(recording.end_clock).size(), 512u);
+  }
+  EXPECT_LE(recording.total_live.values(recording.end_clock).size(), 4096u);
+  const Diagnosis d = classify(recording, {});
+  EXPECT_EQ(finding(d, kKept).verdict, Verdict::kGrowth);
+  EXPECT_NEAR(finding(d, kKept).growth.slope_bytes_per_iteration, 10.0, 0.5);
+}
+
+}  // namespace
+}  // namespace tleak::diagnosis

@@ -119,6 +119,36 @@ Report report_from_json(const nlohmann::json& j) {
   return r;
 }
 
+ClassifierOptions thresholds_with_overrides(const std::vector<std::string>& overrides) {
+  nlohmann::json j = ClassifierOptions{};
+  for (const std::string& item : overrides) {
+    const auto eq = item.find('=');
+    const std::string name = item.substr(0, eq);
+    if (eq == std::string::npos || !j.contains(name)) {
+      std::string known;
+      for (const auto& [key, value] : j.items()) known += (known.empty() ? "" : ", ") + key;
+      throw ReportError("unknown threshold '" + name + "' (expected name=value; known: " + known + ")");
+    }
+    const std::string text = item.substr(eq + 1);
+    std::size_t used = 0;
+    double value = 0;
+    try {
+      value = std::stod(text, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != text.size() || value < 0) {
+      throw ReportError("threshold " + name + ": '" + text + "' is not a non-negative number");
+    }
+    if (j[name].is_number_integer() || j[name].is_number_unsigned()) {
+      j[name] = static_cast<std::int64_t>(value);
+    } else {
+      j[name] = value;
+    }
+  }
+  return j.get<ClassifierOptions>();
+}
+
 Report read_report_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ReportError(path + ": cannot open (missing or unreadable)");

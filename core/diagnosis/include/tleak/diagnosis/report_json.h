@@ -4,6 +4,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -22,5 +23,9 @@ nlohmann::json to_json(const Report& report);
 Report report_from_json(const nlohmann::json& json);
 // Reads and parses a file; `what` names it in messages. Throws ReportError.
 Report read_report_file(const std::string& path);
+
+// Applies "name=value" overrides to the default classifier options. Throws ReportError naming an
+// unknown option (and listing the known ones) or a value that is not a number.
+ClassifierOptions thresholds_with_overrides(const std::vector<std::string>& overrides);
 
 }  // namespace tleak::diagnosis
