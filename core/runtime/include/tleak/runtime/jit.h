@@ -1,0 +1,74 @@
+// The JIT: compiles a traced graph into an Executable. Chains of elementwise ops whose
+// intermediates have one consumer fuse into one kernel that makes a single pass over memory (tiles
+// of the inputs are combined in cache, intermediates never materialize); other ops call their
+// kernels (Eigen for matmul and reductions). Every temporary lives in one arena per placement that
+// the executable allocates when compiled and keeps for as long as it lives (cached, usually).
+// With liveness-based reuse a temp takes space a dead one left; without it every temp is distinct
+// and all of them are held until the computation completes. Outputs get buffers of their own.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tleak/runtime/graph.h"
+
+namespace tleak::runtime {
+
+struct JitOptions {
+  bool reuse_buffers = true;
+};
+
+class Executable {
+ public:
+  // `outputs` are node indices of `graph`; the graph's placeholders are the inputs, in order.
+  Executable(const Graph& graph, const std::vector<int>& outputs, JitOptions options);
+  ~Executable();
+  Executable(const Executable&) = delete;
+  Executable& operator=(const Executable&) = delete;
+
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs);
+
+  std::size_t arena_bytes(Placement placement) const;
+  std::size_t step_count() const { return steps_.size(); }
+  std::size_t fused_kernel_count() const;
+  std::size_t fused_op_count() const;  // ops folded into fused kernels
+  std::size_t temp_count() const;      // values placed in the arenas
+
+ private:
+  struct Operand {
+    bool external;  // an input of the fused kernel (else a register of an earlier instruction)
+    int index;
+  };
+  struct Instruction {
+    const detail::OpDef* op;
+    Operand x, y;
+  };
+  struct Step {
+    int node;                           // the node whose value this step produces
+    const detail::OpDef* op = nullptr;  // unfused: the op to run
+    std::vector<int> inputs;            // nodes read
+    std::vector<Instruction> program;   // fused: evaluated per tile; result is the last register
+    std::string name;
+  };
+  struct Slot {
+    bool temp = false;
+    Placement placement = Placement::kHost;
+    std::size_t offset = 0;
+  };
+
+  void plan_storage(const std::vector<int>& outputs);
+  void run_fused(const Step& step, const std::vector<Tensor>& values, const Tensor& out) const;
+
+  Runtime& rt_;
+  JitOptions options_;
+  std::vector<Node> nodes_;
+  std::vector<int> outputs_;
+  std::vector<Step> steps_;
+  std::vector<Slot> slots_;  // by node
+  std::size_t arena_size_[2] = {0, 0};
+  std::shared_ptr<Buffer> arena_[2];
+};
+
+}  // namespace tleak::runtime

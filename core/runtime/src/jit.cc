@@ -1,0 +1,288 @@
+#include "tleak/runtime/jit.h"
+
+#include <algorithm>
+#include <map>
+
+#include "tleak/runtime/runtime.h"
+#include "tleak/runtime/variable.h"
+
+namespace tleak::runtime {
+namespace {
+
+constexpr std::int64_t kTile = 1024;
+constexpr std::size_t kAlign = 64;
+
+std::size_t bytes_of(const TensorSpec& spec) {
+  const auto n = static_cast<std::size_t>(num_elements(spec.shape)) * dtype_size(spec.dtype);
+  return (std::max<std::size_t>(n, 1) + kAlign - 1) / kAlign * kAlign;
+}
+
+bool elementwise(const Node& node) {
+  if (node.op == nullptr || (node.op->unary_tile == nullptr && node.op->binary_tile == nullptr)) return false;
+  return node.spec.dtype == DType::kFloat32;
+}
+
+// First-fit offsets in an arena, merging freed neighbours: liveness-based reuse.
+class OffsetAllocator {
+ public:
+  std::size_t allocate(std::size_t size) {
+    for (auto it = free_.begin(); it != free_.end(); ++it) {
+      if (it->second < size) continue;
+      const std::size_t offset = it->first;
+      const std::size_t left = it->second - size;
+      free_.erase(it);
+      if (left > 0) free_[offset + size] = left;
+      return offset;
+    }
+    const std::size_t offset = end_;
+    end_ += size;
+    return offset;
+  }
+  void release(std::size_t offset, std::size_t size) {
+    auto it = free_.emplace(offset, size).first;
+    if (auto next = std::next(it); next != free_.end() && it->first + it->second == next->first) {
+      it->second += next->second;
+      free_.erase(next);
+    }
+    if (it != free_.begin()) {
+      auto prev = std::prev(it);
+      if (prev->first + prev->second == it->first) {
+        prev->second += it->second;
+        free_.erase(it);
+      }
+    }
+  }
+  std::size_t high_water() const { return end_; }
+
+ private:
+  std::map<std::size_t, std::size_t> free_;
+  std::size_t end_ = 0;
+};
+
+}  // namespace
+
+Executable::Executable(const Graph& graph, const std::vector<int>& outputs, JitOptions options)
+    : rt_(graph.runtime()), options_(options), nodes_(graph.nodes()), outputs_(outputs) {
+  const std::size_t n = nodes_.size();
+  std::vector<char> needed(n, 0);
+  std::vector<int> pending(outputs.begin(), outputs.end());
+  while (!pending.empty()) {
+    const int node = pending.back();
+    pending.pop_back();
+    if (needed[static_cast<std::size_t>(node)]) continue;
+    needed[static_cast<std::size_t>(node)] = 1;
+    for (int input : nodes_[static_cast<std::size_t>(node)].inputs) pending.push_back(input);
+  }
+  std::vector<int> consumers(n, 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!needed[i]) continue;
+    for (int input : nodes_[i].inputs) ++consumers[static_cast<std::size_t>(input)];
+  }
+  std::vector<char> is_output(n, 0);
+  for (int o : outputs) is_output[static_cast<std::size_t>(o)] = 1;
+
+  // Fusion: an elementwise node joins the group of an elementwise input of the same shape whose
+  // only consumer it is; that input's value then never materializes.
+  std::vector<int> group_of(n, -1);
+  std::vector<std::vector<int>> groups;
+  for (std::size_t i = 0; i < n; ++i) {
+    const Node& node = nodes_[i];
+    if (!needed[i] || node.op == nullptr || node.op->produces_constant) continue;
+    if (elementwise(node)) {
+      int joined = -1;
+      for (int input : node.inputs) {
+        const auto in = static_cast<std::size_t>(input);
+        if (group_of[in] >= 0 && consumers[in] == 1 && !is_output[in] && elementwise(nodes_[in]) &&
+            nodes_[in].spec.shape == node.spec.shape && nodes_[in].spec.placement == node.spec.placement) {
+          joined = group_of[in];
+          break;
+        }
+      }
+      if (joined < 0) {
+        joined = static_cast<int>(groups.size());
+        groups.emplace_back();
+      }
+      group_of[i] = joined;
+      groups[static_cast<std::size_t>(joined)].push_back(static_cast<int>(i));
+    }
+  }
+  // Steps in node order; a group runs where its last member stands, when all its inputs exist.
+  for (std::size_t i = 0; i < n; ++i) {
+    const Node& node = nodes_[i];
+    if (!needed[i] || node.op == nullptr || node.op->produces_constant) continue;
+    if (group_of[i] < 0) {
+      steps_.push_back({static_cast<int>(i), node.op, node.inputs, {}, node.op->name});
+      continue;
+    }
+    const auto& members = groups[static_cast<std::size_t>(group_of[i])];
+    if (members.back() != static_cast<int>(i)) continue;
+    Step step;
+    step.node = static_cast<int>(i);
+    std::map<int, int> register_of;  // member node -> instruction index
+    for (int member : members) {
+      const Node& m = nodes_[static_cast<std::size_t>(member)];
+      Instruction instruction{m.op, {true, 0}, {true, 0}};
+      for (std::size_t k = 0; k < m.inputs.size(); ++k) {
+        const int input = m.inputs[k];
+        Operand operand;
+        if (const auto r = register_of.find(input); r != register_of.end()) {
+          operand = {false, r->second};
+        } else {
+          auto pos = std::find(step.inputs.begin(), step.inputs.end(), input);
+          if (pos == step.inputs.end()) pos = step.inputs.insert(step.inputs.end(), input);
+          operand = {true, static_cast<int>(pos - step.inputs.begin())};
+        }
+        (k == 0 ? instruction.x : instruction.y) = operand;
+      }
+      register_of[member] = static_cast<int>(step.program.size());
+      step.program.push_back(instruction);
+      step.name += (step.name.empty() ? "fused:" : "+") + std::string(m.op->name);
+    }
+    steps_.push_back(std::move(step));
+  }
+  plan_storage(outputs);
+}
+
+Executable::~Executable() = default;
+
+void Executable::plan_storage(const std::vector<int>& outputs) {
+  slots_.assign(nodes_.size(), {});
+  std::vector<int> last_use(nodes_.size(), -1);
+  for (std::size_t s = 0; s < steps_.size(); ++s) {
+    for (int input : steps_[s].inputs) last_use[static_cast<std::size_t>(input)] = static_cast<int>(s);
+  }
+  std::vector<char> is_output(nodes_.size(), 0);
+  for (int o : outputs) is_output[static_cast<std::size_t>(o)] = 1;
+
+  OffsetAllocator arenas[2];
+  std::vector<std::vector<int>> dies_after(steps_.size());
+  for (std::size_t s = 0; s < steps_.size(); ++s) {
+    const int node = steps_[s].node;
+    const auto idx = static_cast<std::size_t>(node);
+    if (is_output[idx]) continue;  // outputs outlive the run: their own buffers
+    Slot& slot = slots_[idx];
+    slot.temp = true;
+    slot.placement = nodes_[idx].spec.placement;
+    slot.offset = arenas[static_cast<int>(slot.placement)].allocate(bytes_of(nodes_[idx].spec));
+    if (options_.reuse_buffers && last_use[idx] >= 0) dies_after[static_cast<std::size_t>(last_use[idx])].push_back(node);
+    // Space of temps whose last reader was this step is free for the steps after it.
+    if (options_.reuse_buffers) {
+      for (int dead : dies_after[s]) {
+        const Slot& d = slots_[static_cast<std::size_t>(dead)];
+        arenas[static_cast<int>(d.placement)].release(d.offset, bytes_of(nodes_[static_cast<std::size_t>(dead)].spec));
+      }
+    }
+  }
+  for (int p = 0; p < 2; ++p) {
+    arena_size_[p] = arenas[p].high_water();
+    if (arena_size_[p] > 0) arena_[p] = rt_.allocate(arena_size_[p], static_cast<Placement>(p), "jit-arena");
+  }
+}
+
+void Executable::run_fused(const Step& step, const std::vector<Tensor>& values, const Tensor& out) const {
+  const std::int64_t n = out.size();
+  std::vector<const float*> inputs;
+  std::vector<bool> scalar;
+  for (int input : step.inputs) {
+    const Tensor& t = values[static_cast<std::size_t>(input)];
+    inputs.push_back(static_cast<const float*>(t.buffer()->data()));
+    scalar.push_back(t.size() == 1 && n != 1);
+  }
+  std::vector<float> registers(step.program.size() * kTile);
+  float* result = static_cast<float*>(out.buffer()->data());
+  for (std::int64_t start = 0; start < n; start += kTile) {
+    const std::int64_t len = std::min(kTile, n - start);
+    const auto locate = [&](const Operand& o, bool* is_scalar) -> const float* {
+      if (!o.external) {
+        *is_scalar = false;
+        return registers.data() + static_cast<std::size_t>(o.index) * kTile;
+      }
+      *is_scalar = scalar[static_cast<std::size_t>(o.index)];
+      const float* base = inputs[static_cast<std::size_t>(o.index)];
+      return *is_scalar ? base : base + start;
+    };
+    for (std::size_t k = 0; k < step.program.size(); ++k) {
+      const Instruction& ins = step.program[k];
+      // The last instruction writes straight into the output: one pass over memory.
+      float* dst = k + 1 == step.program.size() ? result + start : registers.data() + k * kTile;
+      bool xs = false, ys = false;
+      const float* x = locate(ins.x, &xs);
+      if (ins.op->unary_tile != nullptr) {
+        if (xs) {
+          std::fill_n(dst, len, ins.op->unary(x[0]));
+        } else {
+          ins.op->unary_tile(x, dst, len);
+        }
+      } else {
+        const float* y = locate(ins.y, &ys);
+        ins.op->binary_tile(x, xs, y, ys, dst, len);
+      }
+    }
+  }
+}
+
+std::vector<Tensor> Executable::run(const std::vector<Tensor>& inputs) {
+  std::vector<Tensor> values(nodes_.size());
+  for (std::size_t i = 0; i < nodes_.size(); ++i) {
+    const Node& node = nodes_[i];
+    if (node.placeholder >= 0) {
+      if (static_cast<std::size_t>(node.placeholder) >= inputs.size()) throw std::invalid_argument("missing input");
+      values[i] = inputs[static_cast<std::size_t>(node.placeholder)];
+      if (values[i].shape() != node.spec.shape) {
+        throw ShapeError("executable compiled for " + to_string(node.spec.shape) + " got input " +
+                         to_string(values[i].shape()));
+      }
+    } else if (node.variable) {
+      values[i] = node.variable->value;
+    } else if (node.op != nullptr && node.op->produces_constant) {
+      values[i] = node.attrs.value;
+    }
+  }
+  for (const Step& step : steps_) {
+    const auto idx = static_cast<std::size_t>(step.node);
+    const Node& node = nodes_[idx];
+    const Slot& slot = slots_[idx];
+    Tensor out;
+    if (slot.temp) {
+      const auto& arena = arena_[static_cast<int>(slot.placement)];
+      auto view = std::make_shared<Buffer>(rt_, nullptr, static_cast<char*>(arena->data()) + slot.offset,
+                                           bytes_of(node.spec), slot.placement);
+      view->set_tracked_block(arena->owner(), arena->data());
+      out = Tensor::concrete(node.spec, std::move(view));
+    } else {
+      out = rt_.empty(node.spec, "jit-output");
+    }
+    rt_.begin_op(step.name);
+    std::vector<Tensor> in;
+    for (int input : step.inputs) in.push_back(values[static_cast<std::size_t>(input)]);
+    if (step.program.empty()) {
+      step.op->kernel(rt_, in, node.attrs, out);
+    } else {
+      run_fused(step, values, out);
+    }
+    for (const Tensor& t : in) rt_.use(t);
+    rt_.use(out);
+    values[idx] = std::move(out);
+  }
+  std::vector<Tensor> results;
+  for (int o : outputs_) results.push_back(values[static_cast<std::size_t>(o)]);
+  return results;
+}
+
+std::size_t Executable::arena_bytes(Placement placement) const { return arena_size_[static_cast<int>(placement)]; }
+
+std::size_t Executable::fused_kernel_count() const {
+  return static_cast<std::size_t>(std::count_if(steps_.begin(), steps_.end(), [](const Step& s) { return !s.program.empty(); }));
+}
+
+std::size_t Executable::fused_op_count() const {
+  std::size_t ops = 0;
+  for (const Step& s : steps_) ops += s.program.size();
+  return ops;
+}
+
+std::size_t Executable::temp_count() const {
+  return static_cast<std::size_t>(std::count_if(slots_.begin(), slots_.end(), [](const Slot& s) { return s.temp; }));
+}
+
+}  // namespace tleak::runtime

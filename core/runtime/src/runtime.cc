@@ -1,0 +1,48 @@
+#include "tleak/runtime/runtime.h"
+
+#include "tleak/runtime/random.h"
+#include "tleak/runtime/variable.h"
+
+namespace tleak::runtime {
+
+Runtime::Runtime(Allocator& host, Allocator& device, OpObserver* observer)
+    : host_(host), device_(device), observer_(observer), variables_(std::make_unique<VariableRegistry>()) {}
+
+// Variables and the generator's state hold buffers: release them while the allocators still exist.
+Runtime::~Runtime() {
+  variables_->clear();
+  generator_.reset();
+}
+
+std::shared_ptr<Buffer> Runtime::allocate(std::size_t bytes, Placement placement, const char* tag) {
+  Allocator& owner = allocator(placement);
+  // Zero-element tensors still get a block, so every tensor has an address the tracker knows.
+  void* data = owner.allocate(std::max<std::size_t>(bytes, 1), Allocator::kDefaultAlignment, AllocTag{tag});
+  return std::make_shared<Buffer>(*this, &owner, data, bytes, placement);
+}
+
+Tensor Runtime::empty(const TensorSpec& spec, const char* tag) {
+  return Tensor::concrete(spec, allocate(static_cast<std::size_t>(num_elements(spec.shape)) * dtype_size(spec.dtype),
+                                         spec.placement, tag));
+}
+
+Tensor Runtime::wrap(float* data, Shape shape) {
+  const auto bytes = static_cast<std::size_t>(num_elements(shape)) * sizeof(float);
+  return Tensor::concrete({std::move(shape), DType::kFloat32, Placement::kHost},
+                          std::make_shared<Buffer>(*this, nullptr, data, bytes, Placement::kHost));
+}
+
+Generator& Runtime::generator() {
+  if (!generator_) generator_ = std::make_unique<Generator>(*this, 0x5eed);
+  return *generator_;
+}
+
+VariableRegistry& Runtime::variables() { return *variables_; }
+
+std::vector<GradientTape*>& Runtime::active_tapes() {
+  // Per thread, as eager gradient recording is.
+  thread_local std::vector<GradientTape*> tapes;
+  return tapes;
+}
+
+}  // namespace tleak::runtime
