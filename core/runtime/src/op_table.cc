@@ -207,58 +207,80 @@ void kernel_random_uniform(Runtime& rt, std::span<const Tensor> in, const Attrs&
   kernel_random(rt, in, attrs, out, false);
 }
 
-template <float (*F)(float)>
-void kernel_unary(Runtime&, std::span<const Tensor> in, const Attrs&, const Tensor& out) {
-  const float* a = f32(in[0]);
-  float* o = f32(out);
-  const std::int64_t n = out.size();
-  for (std::int64_t i = 0; i < n; ++i) o[i] = F(a[i]);
-}
+// Elementwise ops as functors with a scalar form (for single values) and an Eigen array form,
+// which Eigen vectorizes (tanh and exp included): eager kernels and fused tiles both use it.
+using ArrayMap = Eigen::Map<Eigen::ArrayXf>;
+using ConstArrayMap = Eigen::Map<const Eigen::ArrayXf>;
 
-template <float (*F)(float, float)>
-void kernel_binary(Runtime&, std::span<const Tensor> in, const Attrs&, const Tensor& out) {
-  const float *a = f32(in[0]), *b = f32(in[1]);
-  float* o = f32(out);
-  const std::int64_t n = out.size();
-  if (in[0].size() == n && in[1].size() == n) {
-    for (std::int64_t i = 0; i < n; ++i) o[i] = F(a[i], b[i]);
-  } else if (in[1].size() == 1) {
-    const float s = b[0];
-    for (std::int64_t i = 0; i < n; ++i) o[i] = F(a[i], s);
-  } else {
-    const float s = a[0];
-    for (std::int64_t i = 0; i < n; ++i) o[i] = F(s, b[i]);
-  }
-}
+struct Add {
+  static float scalar(float a, float b) { return a + b; }
+  template <class X, class Y> static auto array(const X& x, const Y& y) { return x + y; }
+};
+struct Sub {
+  static float scalar(float a, float b) { return a - b; }
+  template <class X, class Y> static auto array(const X& x, const Y& y) { return x - y; }
+};
+struct Mul {
+  static float scalar(float a, float b) { return a * b; }
+  template <class X, class Y> static auto array(const X& x, const Y& y) { return x * y; }
+};
+struct Div {
+  static float scalar(float a, float b) { return a / b; }
+  template <class X, class Y> static auto array(const X& x, const Y& y) { return x / y; }
+};
+// relu's gradient: the incoming gradient where the input was positive.
+struct ReluGrad {
+  static float scalar(float g, float x) { return x > 0 ? g : 0; }
+  template <class X, class Y> static auto array(const X& g, const Y& x) { return (x > 0.0f).select(g, 0.0f); }
+};
+struct Square {
+  static float scalar(float a) { return a * a; }
+  template <class X> static auto array(const X& x) { return x.square(); }
+};
+struct Neg {
+  static float scalar(float a) { return -a; }
+  template <class X> static auto array(const X& x) { return -x; }
+};
+struct Exp {
+  static float scalar(float a) { return std::exp(a); }
+  template <class X> static auto array(const X& x) { return x.exp(); }
+};
+struct Tanh {
+  static float scalar(float a) { return std::tanh(a); }
+  template <class X> static auto array(const X& x) { return x.tanh(); }
+};
+struct Relu {
+  static float scalar(float a) { return a > 0 ? a : 0; }
+  template <class X> static auto array(const X& x) { return x.max(0.0f); }
+};
 
-template <float (*F)(float)>
+template <class Op>
 void tile_unary(const float* x, float* out, std::int64_t n) {
-  for (std::int64_t i = 0; i < n; ++i) out[i] = F(x[i]);
+  ArrayMap(out, n) = Op::array(ConstArrayMap(x, n));
 }
 
-template <float (*F)(float, float)>
+template <class Op>
 void tile_binary(const float* x, bool x_scalar, const float* y, bool y_scalar, float* out, std::int64_t n) {
+  ArrayMap o(out, n);
   if (!x_scalar && !y_scalar) {
-    for (std::int64_t i = 0; i < n; ++i) out[i] = F(x[i], y[i]);
+    o = Op::array(ConstArrayMap(x, n), ConstArrayMap(y, n));
   } else if (y_scalar) {
-    const float s = y[0];
-    for (std::int64_t i = 0; i < n; ++i) out[i] = F(x[i], s);
+    o = Op::array(ConstArrayMap(x, n), Eigen::ArrayXf::Constant(n, y[0]));
   } else {
-    const float s = x[0];
-    for (std::int64_t i = 0; i < n; ++i) out[i] = F(s, y[i]);
+    o = Op::array(Eigen::ArrayXf::Constant(n, x[0]), ConstArrayMap(y, n));
   }
 }
 
-float f_add(float a, float b) { return a + b; }
-float f_sub(float a, float b) { return a - b; }
-float f_mul(float a, float b) { return a * b; }
-float f_div(float a, float b) { return a / b; }
-float f_square(float a) { return a * a; }
-float f_neg(float a) { return -a; }
-float f_exp(float a) { return std::exp(a); }
-float f_tanh(float a) { return std::tanh(a); }
-float f_relu(float a) { return a > 0 ? a : 0; }
-float f_relu_grad(float g, float x) { return x > 0 ? g : 0; }
+template <class Op>
+void kernel_unary(Runtime&, std::span<const Tensor> in, const Attrs&, const Tensor& out) {
+  tile_unary<Op>(f32(in[0]), f32(out), out.size());
+}
+
+template <class Op>
+void kernel_binary(Runtime&, std::span<const Tensor> in, const Attrs&, const Tensor& out) {
+  const std::int64_t n = out.size();
+  tile_binary<Op>(f32(in[0]), in[0].size() != n, f32(in[1]), in[1].size() != n, f32(out), n);
+}
 
 using RowMajor = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
@@ -491,16 +513,16 @@ const std::map<std::string, OpDef>& table() {
     def({.name = "range", .arity = 0, .infer = infer_source, .kernel = kernel_range});
     def({.name = "random_normal", .arity = 0, .infer = infer_source, .kernel = kernel_random_normal});
     def({.name = "random_uniform", .arity = 0, .infer = infer_source, .kernel = kernel_random_uniform});
-    def({.name = "add", .arity = 2, .infer = infer_binary, .kernel = kernel_binary<f_add>, .binary = f_add, .binary_tile = tile_binary<f_add>, .grad = grad_add});
-    def({.name = "sub", .arity = 2, .infer = infer_binary, .kernel = kernel_binary<f_sub>, .binary = f_sub, .binary_tile = tile_binary<f_sub>, .grad = grad_sub});
-    def({.name = "mul", .arity = 2, .infer = infer_binary, .kernel = kernel_binary<f_mul>, .binary = f_mul, .binary_tile = tile_binary<f_mul>, .grad = grad_mul});
-    def({.name = "div", .arity = 2, .infer = infer_binary, .kernel = kernel_binary<f_div>, .binary = f_div, .binary_tile = tile_binary<f_div>, .grad = grad_div});
-    def({.name = "relu_grad", .arity = 2, .infer = infer_binary, .kernel = kernel_binary<f_relu_grad>, .binary = f_relu_grad, .binary_tile = tile_binary<f_relu_grad>});
-    def({.name = "square", .arity = 1, .infer = infer_unary, .kernel = kernel_unary<f_square>, .unary = f_square, .unary_tile = tile_unary<f_square>, .grad = grad_square});
-    def({.name = "neg", .arity = 1, .infer = infer_unary, .kernel = kernel_unary<f_neg>, .unary = f_neg, .unary_tile = tile_unary<f_neg>, .grad = grad_neg});
-    def({.name = "exp", .arity = 1, .infer = infer_unary, .kernel = kernel_unary<f_exp>, .unary = f_exp, .unary_tile = tile_unary<f_exp>, .grad = grad_exp});
-    def({.name = "tanh", .arity = 1, .infer = infer_unary, .kernel = kernel_unary<f_tanh>, .unary = f_tanh, .unary_tile = tile_unary<f_tanh>, .grad = grad_tanh});
-    def({.name = "relu", .arity = 1, .infer = infer_unary, .kernel = kernel_unary<f_relu>, .unary = f_relu, .unary_tile = tile_unary<f_relu>, .grad = grad_relu});
+    def({.name = "add", .arity = 2, .infer = infer_binary, .kernel = kernel_binary<Add>, .binary = Add::scalar, .binary_tile = tile_binary<Add>, .grad = grad_add});
+    def({.name = "sub", .arity = 2, .infer = infer_binary, .kernel = kernel_binary<Sub>, .binary = Sub::scalar, .binary_tile = tile_binary<Sub>, .grad = grad_sub});
+    def({.name = "mul", .arity = 2, .infer = infer_binary, .kernel = kernel_binary<Mul>, .binary = Mul::scalar, .binary_tile = tile_binary<Mul>, .grad = grad_mul});
+    def({.name = "div", .arity = 2, .infer = infer_binary, .kernel = kernel_binary<Div>, .binary = Div::scalar, .binary_tile = tile_binary<Div>, .grad = grad_div});
+    def({.name = "relu_grad", .arity = 2, .infer = infer_binary, .kernel = kernel_binary<ReluGrad>, .binary = ReluGrad::scalar, .binary_tile = tile_binary<ReluGrad>});
+    def({.name = "square", .arity = 1, .infer = infer_unary, .kernel = kernel_unary<Square>, .unary = Square::scalar, .unary_tile = tile_unary<Square>, .grad = grad_square});
+    def({.name = "neg", .arity = 1, .infer = infer_unary, .kernel = kernel_unary<Neg>, .unary = Neg::scalar, .unary_tile = tile_unary<Neg>, .grad = grad_neg});
+    def({.name = "exp", .arity = 1, .infer = infer_unary, .kernel = kernel_unary<Exp>, .unary = Exp::scalar, .unary_tile = tile_unary<Exp>, .grad = grad_exp});
+    def({.name = "tanh", .arity = 1, .infer = infer_unary, .kernel = kernel_unary<Tanh>, .unary = Tanh::scalar, .unary_tile = tile_unary<Tanh>, .grad = grad_tanh});
+    def({.name = "relu", .arity = 1, .infer = infer_unary, .kernel = kernel_unary<Relu>, .unary = Relu::scalar, .unary_tile = tile_unary<Relu>, .grad = grad_relu});
     def({.name = "matmul", .arity = 2, .infer = infer_matmul, .kernel = kernel_matmul, .grad = grad_matmul});
     def({.name = "reduce_sum", .arity = 1, .infer = infer_reduce, .kernel = kernel_reduce_sum, .grad = grad_reduce_sum});
     def({.name = "reduce_mean", .arity = 1, .infer = infer_reduce, .kernel = kernel_reduce_mean, .grad = grad_reduce_mean});
