@@ -9,6 +9,12 @@ const std::vector<Scenario>& all_scenarios() {
   // Built on first use, in one place, so no registration depends on static initialisation order.
   static const std::vector<Scenario> catalogue = [] {
     std::vector<Scenario> all;
+    add_xla_scenarios(all);
+    add_function_scenarios(all);
+    add_graph_loop_scenarios(all);
+    add_prediction_scenarios(all);
+    add_valgrind_doc_scenarios(all);
+    add_beyond_scenarios(all);
     add_basic_loops(all);
     return all;
   }();

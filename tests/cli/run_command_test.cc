@@ -45,8 +45,9 @@ class TempDir {
 TEST(RunCommand, ListNamesTheWorkloads) {
   const ProcessResult r = tleak({"list"});
   EXPECT_EQ(r.exit_code, 0);
-  EXPECT_NE(r.out.find("clean-loop"), std::string::npos);
-  EXPECT_NE(r.out.find("append-loop"), std::string::npos);
+  for (const char* id : {"clean-loop", "append-loop", "xla-rebind-loop", "graph-ops-in-loop", "device-hides-leak"}) {
+    EXPECT_NE(r.out.find(id), std::string::npos) << id;
+  }
 }
 
 TEST(RunCommand, CleanLoopIsBoundedWithZeroLeakedBytes) {
@@ -132,7 +133,7 @@ TEST(RunCommand, OutputFileAndTextSummary) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   // With --output, stdout gets the text summary: verdict, sites, sparkline.
   EXPECT_NE(r.out.find("growth: +16.0 KiB per iteration"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("live  ▃"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("live  ▁"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("█  peak 448.0 KiB"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("append_result"), std::string::npos) << r.out;
   std::ifstream in(path);
@@ -165,7 +166,7 @@ TEST_P(RunCommandBadInput, ExitsTwoWithOneLineAndNoOutput) {
 INSTANTIATE_TEST_SUITE_P(
     Errors, RunCommandBadInput,
     ::testing::Values(
-        BadInput{{"run", "no-such-scenario"}, "unknown scenario 'no-such-scenario'; known scenarios: clean-loop, append-loop"},
+        BadInput{{"run", "no-such-scenario"}, "unknown scenario 'no-such-scenario'; known scenarios: xla-rebind-loop, "},
         BadInput{{"run", "clean-loop", "--mode", "jit"}, "scenario 'clean-loop' does not run in mode 'jit' (it supports: eager)"},
         BadInput{{"run", "clean-loop", "--mode", "turbo"}, "--mode"},
         BadInput{{"run", "clean-loop", "--iterations", "0"}, "--iterations"},

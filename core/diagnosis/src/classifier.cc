@@ -37,6 +37,7 @@ RetainedFigures retained_figures(const SiteRecord& s, std::uint64_t end) {
   r.drag_ops_max = s.drag_ops_max;
   r.drag_iterations_max = s.drag_iterations_max;
   r.drag_ops_mean = s.drag_weight_bytes == 0 ? 0 : s.drag_ops_weighted_sum / static_cast<double>(s.drag_weight_bytes);
+  r.drag_share = s.lifetime_ops_weighted_sum <= 0 ? 0 : s.drag_ops_weighted_sum / s.lifetime_ops_weighted_sum;
   r.peak_dead_bytes = s.dead.peak(end);
   r.peak_if_freed_at_last_use_bytes = peak_ideal(s.live, s.dead, end);
   r.resolution_ops = std::max(s.live.resolution(), s.dead.resolution());
@@ -117,10 +118,9 @@ bool is_growth(const GrowthFigures& g, const ClassifierOptions& o) {
          g.tail_slope_bytes_per_iteration >= o.tail_min_slope_ratio * g.slope_bytes_per_iteration;
 }
 
-bool is_retained(const RetainedFigures& r, std::int64_t peak_live, const ClassifierOptions& o) {
-  return r.measured && r.peak_dead_bytes >= o.retained_min_bytes &&
-         static_cast<double>(r.peak_dead_bytes) >= o.retained_min_share * static_cast<double>(peak_live) &&
-         r.drag_ops_max >= o.retained_min_drag_ops;
+bool is_retained(const RetainedFigures& r, const ClassifierOptions& o) {
+  return r.measured && r.peak_dead_bytes >= o.retained_min_bytes && r.drag_share >= o.retained_min_drag_share &&
+         r.drag_iterations_max >= o.retained_min_drag_iterations && r.drag_ops_max >= o.retained_min_drag_ops;
 }
 
 std::string growth_reason(const GrowthFigures& g) {
@@ -158,14 +158,16 @@ Diagnosis classify(const Recording& rec, const ClassifierOptions& options) {
     r.peak_dead_bytes = rec.total_dead.peak(rec.end_clock);
     r.peak_if_freed_at_last_use_bytes = peak_ideal(rec.total_live, rec.total_dead, rec.end_clock);
     r.resolution_ops = std::max(rec.total_live.resolution(), rec.total_dead.resolution());
-    double weighted = 0, weight = 0;
+    double weighted = 0, weight = 0, lifetime = 0;
     for (const SiteRecord& s : rec.sites) {
       r.drag_ops_max = std::max(r.drag_ops_max, s.drag_ops_max);
       r.drag_iterations_max = std::max(r.drag_iterations_max, s.drag_iterations_max);
       weighted += s.drag_ops_weighted_sum;
       weight += static_cast<double>(s.drag_weight_bytes);
+      lifetime += s.lifetime_ops_weighted_sum;
     }
     r.drag_ops_mean = weight == 0 ? 0 : weighted / weight;
+    r.drag_share = lifetime <= 0 ? 0 : weighted / lifetime;
   }
 
   std::vector<std::int64_t> leaked_bytes(rec.sites.size(), 0), leaked_blocks(rec.sites.size(), 0);
@@ -198,12 +200,11 @@ Diagnosis classify(const Recording& rec, const ClassifierOptions& options) {
     } else if (is_growth(f.growth, options)) {
       f.verdict = Verdict::kGrowth;
       f.reason = growth_reason(f.growth) + ", freed only at teardown";
-    } else if (is_retained(f.retained, f.peak_live_bytes, options)) {
+    } else if (is_retained(f.retained, options)) {
       f.verdict = Verdict::kRetained;
       f.reason = printf_string(
-                    "up to %s held after last use (%.0f%% of its peak), drag up to %llu ops / %llu iterations",
-                    bytes(static_cast<double>(f.retained.peak_dead_bytes)).c_str(),
-                    100.0 * static_cast<double>(f.retained.peak_dead_bytes) / static_cast<double>(std::max<std::int64_t>(f.peak_live_bytes, 1)),
+                    "up to %s held after last use (dead for %.0f%% of its lifetime), drag up to %llu ops / %llu iterations",
+                    bytes(static_cast<double>(f.retained.peak_dead_bytes)).c_str(), 100.0 * f.retained.drag_share,
                     static_cast<unsigned long long>(f.retained.drag_ops_max),
                     static_cast<unsigned long long>(f.retained.drag_iterations_max));
     } else {

@@ -75,6 +75,8 @@ void Recorder::on_free(const FreeEvent& event) {
     s.drag_ops_max = std::max(s.drag_ops_max, drag_ops);
     s.drag_iterations_max = std::max(s.drag_iterations_max, drag_iterations);
     s.drag_ops_weighted_sum += static_cast<double>(block.size) * static_cast<double>(drag_ops);
+    s.lifetime_ops_weighted_sum +=
+        static_cast<double>(block.size) * static_cast<double>(event.freed.clock - block.allocated.clock);
     s.drag_weight_bytes += block.size;
     // Dead from the op after its last use through the op at which it was freed.
     s.dead.add_interval(block.last_use.clock + 1, event.freed.clock, size);
@@ -135,7 +137,10 @@ Recording Recorder::finish(std::uint64_t clock, const std::vector<AllocatorStats
     if (block.uses > 0) {
       // Nothing frees it: dead from its last use to the end of the run.
       const auto size = static_cast<std::int64_t>(block.size);
-      site(block.site, a).dead.add_interval(block.last_use.clock + 1, clock, size);
+      SiteRecord& s = site(block.site, a);
+      s.dead.add_interval(block.last_use.clock + 1, clock, size);
+      s.drag_ops_weighted_sum += static_cast<double>(block.size) * static_cast<double>(clock - block.last_use.clock);
+      s.lifetime_ops_weighted_sum += static_cast<double>(block.size) * static_cast<double>(clock - block.allocated.clock);
       recording_.total_dead.add_interval(block.last_use.clock + 1, clock, size);
     }
   }

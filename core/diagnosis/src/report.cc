@@ -39,14 +39,22 @@ std::string base_name(const std::string& path) {
 
 std::string site_label(const std::vector<Frame>& frames) {
   if (frames.empty()) return "(no stack recorded)";
-  const Frame* chosen = &frames.front();
+  // The first frame outside allocation plumbing and tleak's runtime is the code that asked; the
+  // runtime function it called (if any) says what it asked for.
+  const Frame* api = nullptr;
+  const Frame* chosen = nullptr;
   for (const Frame& frame : frames) {
-    if (!is_plumbing(frame)) {
-      chosen = &frame;
-      break;
+    if (is_plumbing(frame)) continue;
+    if (frame.function.rfind("tleak::runtime::", 0) == 0) {
+      api = &frame;
+      continue;
     }
+    chosen = &frame;
+    break;
   }
+  if (chosen == nullptr) chosen = api != nullptr ? api : &frames.front();
   std::string label = short_function(chosen->function);
+  if (api != nullptr && api != chosen) label = short_function(api->function) + " in " + label;
   if (!chosen->file.empty()) {
     label += " (" + base_name(chosen->file) + ":" + std::to_string(chosen->line) + ")";
   } else if (!chosen->module.empty()) {

@@ -45,13 +45,13 @@ void from_json(const nlohmann::json& j, GrowthFigures& g) {
 }
 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RetainedFigures, measured, drag_ops_max, drag_iterations_max,
-                                   drag_ops_mean, peak_dead_bytes, peak_if_freed_at_last_use_bytes,
+                                   drag_ops_mean, drag_share, peak_dead_bytes, peak_if_freed_at_last_use_bytes,
                                    resolution_ops)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ClassifierOptions, warmup_fraction, min_warmup_iterations,
                                    min_growth_samples, growth_min_bytes_per_iteration,
                                    growth_min_confidence, growth_min_rise_bytes, tail_fraction,
-                                   tail_min_slope_ratio, retained_min_bytes, retained_min_share,
-                                   retained_min_drag_ops, leak_min_bytes)
+                                   tail_min_slope_ratio, retained_min_bytes, retained_min_drag_share,
+                                   retained_min_drag_iterations, retained_min_drag_ops, leak_min_bytes)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RunInfo, scenario, variant, mode, iterations, scale, stack_depth,
                                    tleak_version, started_at, duration_seconds, host,
                                    under_valgrind, tracked, valgrind_annotations)
@@ -80,7 +80,8 @@ nlohmann::json to_json(const Report& r) {
           {"total_retained", r.total_retained},
           {"thresholds", r.thresholds},
           {"timeline", r.timeline},
-          {"sites", r.sites}};
+          {"sites", r.sites},
+          {"notes", r.notes}};
 }
 
 Report report_from_json(const nlohmann::json& j) {
@@ -113,6 +114,7 @@ Report report_from_json(const nlohmann::json& j) {
     j.at("thresholds").get_to(r.thresholds);
     j.at("timeline").get_to(r.timeline);
     j.at("sites").get_to(r.sites);
+    if (j.contains("notes")) j.at("notes").get_to(r.notes);
   } catch (const nlohmann::json::exception& e) {
     throw ReportError(std::string("malformed report: ") + e.what());
   }

@@ -55,6 +55,7 @@ std::string render_text(const Report& r, std::size_t max_sites) {
     }
   }
   if (r.sites.size() > max_sites) out << "  ... " << r.sites.size() - max_sites << " more in the JSON report\n";
+  for (const std::string& note : r.notes) out << "note: " << note << "\n";
   return out.str();
 }
 

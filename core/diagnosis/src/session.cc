@@ -205,6 +205,7 @@ Report run_workload(const Workload& workload, const SessionOptions& options) {
   WorkloadContext context(options.params, parts);
   workload(context);
   context.run_teardown();
+  report.notes = context.notes();
 
   if (options.track) {
     allocators.context->set_sink(nullptr);

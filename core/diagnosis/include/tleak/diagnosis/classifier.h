@@ -34,11 +34,13 @@ struct ClassifierOptions {
   // overall slope; a site that flattened there is bounded with a plateau.
   double tail_fraction = 0.3;
   double tail_min_slope_ratio = 0.25;
-  // Retained: dead-but-held bytes reach this many and this share of the site's peak, and blocks
-  // are held this many ops past their last use.
+  // Retained: dead-but-held bytes reach this many; blocks spend this share of their lifetime (by
+  // bytes) dead; and some block is carried dead across this many iteration marks and this many
+  // ops. Shorter drag is reported but is not a verdict: it is how a loop body works.
   std::int64_t retained_min_bytes = 16 * 1024;
-  double retained_min_share = 0.5;
-  std::uint64_t retained_min_drag_ops = 8;
+  double retained_min_drag_share = 0.5;
+  std::uint64_t retained_min_drag_iterations = 1;
+  std::uint64_t retained_min_drag_ops = 16;
   std::int64_t leak_min_bytes = 1;
 };
 
@@ -59,6 +61,7 @@ struct RetainedFigures {
   std::uint64_t drag_ops_max = 0;
   std::uint64_t drag_iterations_max = 0;
   double drag_ops_mean = 0;  // weighted by bytes
+  double drag_share = 0;     // share of the blocks' lifetime (weighted by bytes) spent dead
   std::int64_t peak_dead_bytes = 0;
   std::int64_t peak_if_freed_at_last_use_bytes = 0;
   std::uint64_t resolution_ops = 1;

@@ -47,7 +47,8 @@ struct SiteRecord {
   std::uint64_t blocks_with_uses = 0;
   std::uint64_t drag_ops_max = 0;
   std::uint64_t drag_iterations_max = 0;
-  double drag_ops_weighted_sum = 0;  // sum of size * drag_ops, for the byte-weighted mean
+  double drag_ops_weighted_sum = 0;      // sum of size * drag_ops, for the byte-weighted mean
+  double lifetime_ops_weighted_sum = 0;  // sum of size * (free - allocation), same blocks
   std::uint64_t drag_weight_bytes = 0;
   PointTimeline live;
   PointTimeline dead;

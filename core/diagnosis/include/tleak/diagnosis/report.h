@@ -106,6 +106,7 @@ struct Report {
   RetainedFigures total_retained;
   Timeline timeline;
   std::vector<SiteReport> sites;
+  std::vector<std::string> notes;  // facts the workload measured about itself
 };
 
 // "alloc_list (basic_loops.cc:42)": the function without its parameters and namespaces, and where.

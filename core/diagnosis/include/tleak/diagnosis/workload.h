@@ -53,6 +53,11 @@ class WorkloadContext {
     if (parts_.clock != nullptr) parts_.clock->advance_iteration();
     if (parts_.on_mark) parts_.on_mark();
   }
+  // A fact the workload measured about itself that is not memory (e.g. "outputs stayed at 2.0
+  // while the counter rose to 20"): reported verbatim in the report's notes.
+  void note(std::string text) { notes_.push_back(std::move(text)); }
+  const std::vector<std::string>& notes() const { return notes_; }
+
   // Runs after the workload returns, last registered first: the runtime's caches, graphs and
   // sessions are destroyed here, so what survives is a true leak.
   void at_teardown(std::function<void()> step) { teardown_.push_back(std::move(step)); }
@@ -75,6 +80,7 @@ class WorkloadContext {
   WorkloadParams params_;
   Parts parts_;
   std::vector<std::function<void()>> teardown_;
+  std::vector<std::string> notes_;
 };
 
 using Workload = std::function<void(WorkloadContext&)>;

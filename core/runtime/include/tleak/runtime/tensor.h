@@ -57,6 +57,12 @@ class Buffer {
 
   void* data() const { return data_; }
   std::size_t bytes() const { return bytes_; }
+  // Hands the bytes to the caller (as an export to a C API does): this buffer no longer frees them,
+  // and the caller must give them back to `owner()`. Dropping the pointer leaks them.
+  void* release() {
+    owner_ = nullptr;
+    return data_;
+  }
   Placement placement() const { return placement_; }
   Allocator* owner() const { return owner_; }
   Runtime& runtime() const { return *runtime_; }
