@@ -1,0 +1,224 @@
+// Every scenario and variant through `tleak run`, asserting the verdict and the figure that matters.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <functional>
+#include <sstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "../support/process.h"
+
+namespace tleak {
+namespace {
+
+using nlohmann::json;
+
+json run(const std::string& scenario, const std::string& variant, std::vector<std::string> extra = {}) {
+  std::vector<std::string> args = {"run", scenario, "--variant", variant};
+  args.insert(args.end(), extra.begin(), extra.end());
+  const auto r = testing::run_process(TLEAK_BINARY, args);
+  EXPECT_EQ(r.exit_code, 0) << scenario << " " << variant << ": " << r.err;
+  return json::parse(r.out);
+}
+
+const json& site_with(const json& report, const std::string& verdict) {
+  for (const json& s : report["sites"]) {
+    if (s["verdict"] == verdict) return s;
+  }
+  static const json none = json::object();
+  ADD_FAILURE() << "no " << verdict << " site in " << report["summary"]["sentence"];
+  return none;
+}
+
+double slope(const json& report) { return site_with(report, "growth")["growth"]["slope_bytes_per_iteration"].get<double>(); }
+
+const json& allocator(const json& report, const std::string& name) {
+  for (const json& a : report["totals"]["allocators"]) {
+    if (a["name"] == name) return a;
+  }
+  static const json none = json::object();
+  ADD_FAILURE() << "no allocator " << name;
+  return none;
+}
+
+bool has_note(const json& report, const std::string& text) {
+  for (const json& n : report["notes"]) {
+    if (n.get<std::string>().find(text) != std::string::npos) return true;
+  }
+  ADD_FAILURE() << "no note containing '" << text << "' in " << report["notes"];
+  return false;
+}
+
+struct Case {
+  std::string scenario;
+  std::string leaky_verdict;
+  std::string fixed_verdict;
+  // Checks of the key figures, given both reports.
+  std::function<void(const json& leaky, const json& fixed)> figures;
+};
+
+void PrintTo(const Case& c, std::ostream* os) { *os << c.scenario; }
+
+class ScenarioTest : public ::testing::TestWithParam<Case> {};
+
+TEST_P(ScenarioTest, VerdictsAndKeyFigures) {
+  const Case& c = GetParam();
+  const json leaky = run(c.scenario, "leaky"), fixed = run(c.scenario, "fixed");
+  EXPECT_EQ(leaky["summary"]["verdict"], c.leaky_verdict) << leaky["summary"]["sentence"];
+  EXPECT_EQ(fixed["summary"]["verdict"], c.fixed_verdict) << fixed["summary"]["sentence"];
+  if (c.fixed_verdict != "leak") {
+    EXPECT_EQ(fixed["totals"]["leaked_bytes"], 0);
+  }
+  if (c.figures) c.figures(leaky, fixed);
+}
+
+constexpr double MiB = 1 << 20;
+
+INSTANTIATE_TEST_SUITE_P(
+    Catalogue, ScenarioTest,
+    ::testing::Values(
+        Case{"xla-rebind-loop", "bounded", "bounded",
+             [](const json& l, const json& f) {
+               // Rebinding without releasing first holds two 4 MiB tensors at once; releasing, one
+               // (plus a few scalars and the generator's state).
+               EXPECT_NEAR(l["totals"]["peak_live_bytes"].get<double>(), 2 * 4 * MiB, 1024);
+               EXPECT_NEAR(f["totals"]["peak_live_bytes"].get<double>(), 4 * MiB, 1024);
+             }},
+        Case{"xla-held-until-complete", "growth", "bounded",
+             [](const json& l, const json& f) {
+               EXPECT_DOUBLE_EQ(slope(l), 256 * 4);  // one kept 256-float result per call
+               EXPECT_GT(l["total_retained"]["peak_dead_bytes"], f["total_retained"]["peak_dead_bytes"]);
+               EXPECT_GT(allocator(l, "host-pool")["peak_live_bytes"], allocator(f, "host-pool")["peak_live_bytes"]);
+             }},
+        Case{"xla-large-intermediate", "bounded", "bounded",
+             [](const json& l, const json& f) {
+               // The n x n intermediate (4 MiB) is device memory the rewrite never allocates.
+               const double leaky_device = allocator(l, "device")["peak_live_bytes"];
+               const double fixed_device = allocator(f, "device")["peak_live_bytes"];
+               EXPECT_NEAR(leaky_device - fixed_device, 4 * MiB, 8 * 1024);  // less the fixed row vectors
+               EXPECT_EQ(allocator(l, "device")["space"], "device");
+             }},
+        Case{"xla-recompile-shapes", "growth", "bounded",
+             [](const json& l, const json& f) {
+               EXPECT_TRUE(has_note(l, "20 executables cached after 20 calls"));
+               EXPECT_TRUE(has_note(f, "2 executables cached after 20 calls"));
+             }},
+        Case{"function-accumulate", "bounded", "bounded",
+             [](const json& l, const json& f) {
+               EXPECT_TRUE(has_note(l, "traced 1 time(s) for 20 calls"));
+               EXPECT_GT(l["totals"]["peak_live_bytes"].get<double>(), 10000 * 8);  // every x + i at once
+               EXPECT_LT(f["totals"]["peak_live_bytes"].get<double>(), 1024);
+             }},
+        Case{"function-captured-state", "growth", "bounded",
+             [](const json& l, const json& f) {
+               EXPECT_TRUE(has_note(l, "value argument: 20 traces for 20 calls"));
+               EXPECT_TRUE(has_note(l, "19 of 20 calls returned a stale result"));
+               EXPECT_TRUE(has_note(f, "tensor argument: 1 trace for 20 calls (0 wrong results)"));
+               EXPECT_NEAR(slope(l), 4096, 0.1 * 4096);  // one 1,024-float constant per trace
+             }},
+        Case{"graph-ops-in-loop", "growth", "bounded",
+             [](const json& l, const json&) {
+               EXPECT_NEAR(slope(l), 40000, 0.1 * 40000);  // the constant's 10,000 floats per iteration
+               EXPECT_NE(site_with(l, "growth")["label"].get<std::string>().find("runtime::constant in"), std::string::npos);
+             }},
+        Case{"eager-loop", "bounded", "bounded",
+             [](const json& l, const json& f) {
+               EXPECT_GT(l["total_retained"]["peak_dead_bytes"], f["total_retained"]["peak_dead_bytes"]);
+               EXPECT_EQ(l["totals"]["peak_live_bytes"], f["totals"]["peak_live_bytes"]);
+             }},
+        Case{"variable-in-loop", "growth", "bounded",
+             [](const json& l, const json&) {
+               EXPECT_NEAR(slope(l), 100 * 100 * 4, 0.1 * 40000);
+               EXPECT_TRUE(has_note(l, "20 variables in the runtime's collection"));
+             }},
+        Case{"custom-op-scratch", "leak", "bounded",
+             [](const json& l, const json& f) {
+               // Four early returns (one call in five) each lose a 1,000-float scratch buffer.
+               EXPECT_EQ(l["totals"]["leaked_bytes"], 4 * 4000);
+               EXPECT_EQ(l["totals"]["leaked_blocks"], 4);
+               EXPECT_NE(site_with(l, "leak")["frames"][0]["function"].get<std::string>().find("normalize_kernel_leaky"),
+                         std::string::npos);
+               EXPECT_EQ(f["totals"]["leaked_bytes"], 0);
+             }},
+        Case{"predict-random-noise", "bounded", "bounded",
+             [](const json& l, const json&) { EXPECT_EQ(l["totals"]["leaked_bytes"], 0); }},
+        Case{"predict-returned-refs", "retained", "bounded",
+             [](const json& l, const json&) {
+               EXPECT_EQ(site_with(l, "retained")["retained"]["drag_iterations_max"], 7);
+             }},
+        Case{"predict-shared-session", "growth", "bounded",
+             [](const json& l, const json& f) {
+               EXPECT_NEAR(slope(l), 4 * 1024 * 4, 0.1 * 16384);  // one staging buffer per new thread
+               EXPECT_TRUE(has_note(l, "20 per-thread states still cached"));
+               EXPECT_TRUE(has_note(f, "0 per-thread states still cached"));
+             }},
+        Case{"constant-list", "growth", "bounded",
+             [](const json& l, const json&) { EXPECT_NEAR(slope(l), 500 * 4, 0.05 * 2000); }},
+        Case{"session-graph", "bounded", "bounded",
+             [](const json& l, const json&) { EXPECT_TRUE(has_note(l, "result [5.000000, 7.000000, 9.000000]")); }},
+        Case{"host-array-convert", "bounded", "bounded",
+             [](const json& l, const json& f) {
+               EXPECT_NEAR(l["totals"]["peak_live_bytes"].get<double>(), 2 * 4 * MiB, 1024);  // array and its copy
+               EXPECT_NEAR(f["totals"]["peak_live_bytes"].get<double>(), 4 * MiB, 1024);      // wrapped, not copied
+             }},
+        Case{"pool-hides-leak", "leak", "bounded",
+             [](const json& l, const json&) {
+               EXPECT_EQ(l["totals"]["leaked_bytes"], 10000 * 4);
+               EXPECT_EQ(allocator(l, "host-pool")["leaked_blocks"], 1);
+             }},
+        Case{"device-hides-leak", "leak", "bounded",
+             [](const json& l, const json&) {
+               EXPECT_EQ(allocator(l, "device")["leaked_bytes"], 256 * 256 * 4);
+               EXPECT_EQ(allocator(l, "host-pool")["leaked_bytes"], 0);
+             }},
+        Case{"persistent-tape", "growth", "bounded", nullptr},
+        Case{"traced-capture", "retained", "bounded",
+             [](const json& l, const json&) {
+               EXPECT_EQ(site_with(l, "retained")["retained"]["peak_dead_bytes"], 512 * 512 * 4);
+             }},
+        Case{"jit-warmup-cache", "retained", "bounded",
+             [](const json& l, const json&) { EXPECT_TRUE(has_note(l, "2 executables cached")); }},
+        Case{"clean-loop", "bounded", "bounded", nullptr},
+        Case{"append-loop", "growth", "bounded", nullptr}),
+    [](const ::testing::TestParamInfo<Case>& param) {
+      std::string name = param.param.scenario;
+      std::replace(name.begin(), name.end(), '-', '_');
+      return name;
+    });
+
+TEST(ScenarioScaling, TwiceTheIterationsDoublesGrowthAndLeavesBoundedAlone) {
+  const json growth20 = run("graph-ops-in-loop", "leaky", {"--iterations", "20"});
+  const json growth40 = run("graph-ops-in-loop", "leaky", {"--iterations", "40"});
+  const double final20 = site_with(growth20, "growth")["final_live_bytes"];
+  const double final40 = site_with(growth40, "growth")["final_live_bytes"];
+  EXPECT_DOUBLE_EQ(final40, 2 * final20);
+  EXPECT_NEAR(slope(growth40), slope(growth20), 0.01 * slope(growth20));
+  const json bounded20 = run("graph-ops-in-loop", "fixed", {"--iterations", "20"});
+  const json bounded40 = run("graph-ops-in-loop", "fixed", {"--iterations", "40"});
+  EXPECT_EQ(bounded20["totals"]["peak_live_bytes"], bounded40["totals"]["peak_live_bytes"]);
+  EXPECT_EQ(bounded40["summary"]["verdict"], "bounded");
+}
+
+TEST(ScenarioModes, EveryListedModeRuns) {
+  const auto list = testing::run_process(TLEAK_BINARY, {"list"});
+  std::istringstream lines(list.out);
+  std::string line;
+  std::getline(lines, line);  // header
+  int runs = 0;
+  while (std::getline(lines, line)) {
+    std::istringstream fields(line);
+    std::string id, document, modes;
+    fields >> id >> document >> modes;
+    std::istringstream each(modes);
+    for (std::string mode; std::getline(each, mode, ',');) {
+      const auto r = testing::run_process(TLEAK_BINARY, {"run", id, "--mode", mode, "--iterations", "6", "--scale", "0.25"});
+      EXPECT_EQ(r.exit_code, 0) << id << " in " << mode << ": " << r.err;
+      ++runs;
+    }
+  }
+  EXPECT_GE(runs, 30);
+}
+
+}  // namespace
+}  // namespace tleak
