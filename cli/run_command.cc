@@ -92,11 +92,7 @@ Command add_run_command(CLI::App& app) {
 
   return [args] {
     const scenarios::Scenario& scenario = require_scenario(args->scenario);
-    const std::string mode = args->mode.empty() ? scenario.modes.front() : args->mode;
-    if (std::find(scenario.modes.begin(), scenario.modes.end(), mode) == scenario.modes.end()) {
-      throw UsageError("scenario '" + scenario.id + "' does not run in mode '" + mode +
-                       "' (it supports: " + join(scenario.modes, ", ") + ")");
-    }
+    diagnosis::SessionOptions options = session_options(scenario, args->variant, args->mode);
     if (!args->output.empty()) {
       try {
         diagnosis::check_writable(args->output);  // refuse before a long run, not after
@@ -104,16 +100,12 @@ Command add_run_command(CLI::App& app) {
         throw UsageError(e.what());
       }
     }
-    diagnosis::SessionOptions options;
     try {
       options.thresholds = diagnosis::thresholds_with_overrides(args->thresholds);
     } catch (const diagnosis::ReportError& e) {
       throw UsageError(e.what());
     }
-    options.scenario = scenario.id;
-    options.params.variant = args->variant;
-    options.params.mode = mode;
-    options.params.iterations = args->iterations != 0 ? args->iterations : scenario.default_iterations;
+    if (args->iterations != 0) options.params.iterations = args->iterations;
     options.params.scale = args->scale;
     options.stack_depth = args->stack_depth;
     options.track = !args->no_track;

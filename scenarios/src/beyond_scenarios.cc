@@ -109,7 +109,7 @@ void add_beyond_scenarios(std::vector<Scenario>& out) {
       .summary = "a one-off JIT compile at a huge warm-up shape stays cached with its arena",
       .modes = {"jit"},
       .claim = "Not from a document: warm-up runs at the largest shape are common in serving.",
-      .measures = "leaky: the warm-up executable's 4 MiB arena is cached and never used again, held to the "
+      .measures = "leaky: the warm-up executable's 8 MiB arena (its matmul and tanh temps) is cached and never used again, held to the "
                   "end: retained. fixed: the cache is cleared after warm-up.",
       .fix = "Clear or bound the compile cache after warm-up; keep only shapes you will serve.",
       .run = jit_warmup_cache});

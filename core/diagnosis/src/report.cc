@@ -15,6 +15,8 @@ bool is_plumbing(const Frame& frame) {
   return false;
 }
 
+}  // namespace
+
 std::string short_function(std::string name) {
   for (const std::string noise : {"(anonymous namespace)::", "tleak::"}) {
     for (auto at = name.find(noise); at != std::string::npos; at = name.find(noise)) name.erase(at, noise.size());
@@ -30,35 +32,36 @@ std::string short_function(std::string name) {
   return name;
 }
 
+namespace {
+
 std::string base_name(const std::string& path) {
   const auto slash = path.rfind('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
+bool is_runtime(const Frame& frame) { return frame.function.rfind("tleak::runtime::", 0) == 0; }
+
 }  // namespace
+
+std::size_t user_frame_index(const std::vector<Frame>& frames) {
+  for (std::size_t i = 0; i < frames.size(); ++i) {
+    if (!is_plumbing(frames[i]) && !is_runtime(frames[i])) return i;
+  }
+  return 0;
+}
 
 std::string site_label(const std::vector<Frame>& frames) {
   if (frames.empty()) return "(no stack recorded)";
   // The first frame outside allocation plumbing and tleak's runtime is the code that asked; the
   // runtime function it called (if any) says what it asked for.
-  const Frame* api = nullptr;
-  const Frame* chosen = nullptr;
-  for (const Frame& frame : frames) {
-    if (is_plumbing(frame)) continue;
-    if (frame.function.rfind("tleak::runtime::", 0) == 0) {
-      api = &frame;
-      continue;
-    }
-    chosen = &frame;
-    break;
-  }
-  if (chosen == nullptr) chosen = api != nullptr ? api : &frames.front();
-  std::string label = short_function(chosen->function);
-  if (api != nullptr && api != chosen) label = short_function(api->function) + " in " + label;
-  if (!chosen->file.empty()) {
-    label += " (" + base_name(chosen->file) + ":" + std::to_string(chosen->line) + ")";
-  } else if (!chosen->module.empty()) {
-    label += " (" + chosen->module + ")";
+  const std::size_t user = user_frame_index(frames);
+  const Frame& chosen = frames[user];
+  std::string label = short_function(chosen.function);
+  if (user > 0 && is_runtime(frames[user - 1])) label = short_function(frames[user - 1].function) + " in " + label;
+  if (!chosen.file.empty()) {
+    label += " (" + base_name(chosen.file) + ":" + std::to_string(chosen.line) + ")";
+  } else if (!chosen.module.empty()) {
+    label += " (" + chosen.module + ")";
   }
   return label;
 }

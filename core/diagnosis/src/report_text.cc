@@ -47,9 +47,12 @@ std::string render_text(const Report& r, std::size_t max_sites) {
     std::snprintf(verdict, sizeof verdict, "%-9s", s.verdict.c_str());
     out << "  " << verdict << s.label << " [" << s.allocator << "]\n";
     out << "           " << s.reason << "\n";
-    for (std::size_t f = 0; f < s.frames.size() && f < 3; ++f) {
+    // From the runtime call the label names, down its callers.
+    const std::size_t user = user_frame_index(s.frames);
+    const std::size_t first = user > 0 ? user - 1 : 0;
+    for (std::size_t f = first; f < s.frames.size() && f < first + 3; ++f) {
       const Frame& frame = s.frames[f];
-      out << "           at " << frame.function;
+      out << "           at " << short_function(frame.function);
       if (!frame.file.empty()) out << "  " << frame.file.substr(frame.file.rfind('/') + 1) << ":" << frame.line;
       out << "\n";
     }

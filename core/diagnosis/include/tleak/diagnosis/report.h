@@ -109,8 +109,13 @@ struct Report {
   std::vector<std::string> notes;  // facts the workload measured about itself
 };
 
-// "alloc_list (basic_loops.cc:42)": the function without its parameters and namespaces, and where.
+// "constant in build_step (graph.cc:42)": the runtime call (if any) and the function that made it,
+// without parameters and namespaces, and where.
 std::string site_label(const std::vector<Frame>& frames);
+// Index of the frame the label names: the first outside allocation plumbing and tleak's runtime.
+std::size_t user_frame_index(const std::vector<Frame>& frames);
+// "Class::method" without parameters, namespaces or the anonymous namespace.
+std::string short_function(std::string name);
 // The worst finding in one sentence, e.g.
 // "growth: +4.0 KiB per iteration at append_result (basic_loops.cc:40)".
 std::string summary_sentence(const SiteReport& site, const Report& report);

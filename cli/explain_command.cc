@@ -1,0 +1,43 @@
+#include <cstdio>
+#include <memory>
+
+#include "cli_error.h"
+#include "commands.h"
+#include "scenario_lookup.h"
+#include "tleak/allocator_error.h"
+#include "tleak/diagnosis/session.h"
+
+namespace tleak::cli {
+namespace {
+
+void print_measured(const scenarios::Scenario& scenario, const std::string& variant) {
+  const diagnosis::Report r = diagnosis::run_workload(scenario.run, session_options(scenario, variant, ""));
+  std::printf("  %s: %s\n", variant.c_str(), r.summary.sentence.c_str());
+  std::printf("  %*s  peak live %s, peak reserved %s, leaked %s\n", static_cast<int>(variant.size()), "",
+              format_bytes(static_cast<double>(r.totals.peak_live_bytes)).c_str(),
+              format_bytes(static_cast<double>(r.totals.peak_reserved_bytes)).c_str(),
+              format_bytes(static_cast<double>(r.totals.leaked_bytes)).c_str());
+  for (const std::string& note : r.notes) std::printf("  %*s  %s\n", static_cast<int>(variant.size()), "", note.c_str());
+}
+
+}  // namespace
+
+Command add_explain_command(CLI::App& app) {
+  auto* sub = app.add_subcommand("explain", "What a scenario's document claims, what tleak measures (run now), and the fix");
+  auto id = std::make_shared<std::string>();
+  sub->add_option("scenario", *id, "Scenario id (see tleak list)")->required();
+  return [id] {
+    const scenarios::Scenario& s = require_scenario(*id);
+    std::printf("%s (document %s; modes %s)\n\n", s.id.c_str(), s.document.c_str(), join(s.modes, ", ").c_str());
+    std::printf("Claim:\n  %s\n\nWhat tleak measures:\n  %s\n\nFix:\n  %s\n\n", s.claim.c_str(), s.measures.c_str(),
+                s.fix.c_str());
+    std::printf("Measured now (%s mode, %llu iterations, scale 1):\n", s.modes.front().c_str(),
+                static_cast<unsigned long long>(s.default_iterations));
+    std::fflush(stdout);
+    print_measured(s, "leaky");
+    print_measured(s, "fixed");
+    return kExitClean;
+  };
+}
+
+}  // namespace tleak::cli
