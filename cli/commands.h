@@ -12,5 +12,7 @@ using Command = std::function<int()>;
 Command add_list_command(CLI::App& app);
 Command add_explain_command(CLI::App& app);
 Command add_run_command(CLI::App& app);
+Command add_diff_command(CLI::App& app);
+Command add_check_command(CLI::App& app);
 
 }  // namespace tleak::cli

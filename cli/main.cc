@@ -20,6 +20,8 @@ int main(int argc, char** argv) {
   add(add_list_command);
   add(add_explain_command);
   add(add_run_command);
+  add(add_diff_command);
+  add(add_check_command);
 
   // CLI11 would only say a subcommand is required; name the word that is not one.
   std::string names;

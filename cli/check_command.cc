@@ -1,0 +1,105 @@
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+
+#include "cli_error.h"
+#include "commands.h"
+#include "tleak/diagnosis/atomic_file.h"
+#include "tleak/diagnosis/report_json.h"
+#include "tleak/scenarios/checks.h"
+
+namespace tleak::cli {
+namespace {
+
+struct CheckArgs {
+  std::string checks = TLEAK_DEFAULT_CHECKS;
+  std::string baseline;
+  bool update_baseline = false;
+  std::string junit;
+  std::vector<std::string> fail_on = {"any"};
+  std::string max_increase;
+};
+
+diagnosis::FailPolicy policy_from(const CheckArgs& args) {
+  diagnosis::FailPolicy policy;
+  for (const std::string& kind : args.fail_on) {
+    if (kind == "leak" || kind == "any") policy.kinds.push_back(diagnosis::RegressionKind::kLeak);
+    if (kind == "growth" || kind == "any") policy.kinds.push_back(diagnosis::RegressionKind::kGrowth);
+    if (kind == "retained" || kind == "any") policy.kinds.push_back(diagnosis::RegressionKind::kRetained);
+  }
+  if (!args.max_increase.empty()) {
+    try {
+      policy.max_increase = diagnosis::parse_size(args.max_increase);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(std::string("--max-increase: ") + e.what());
+    }
+  }
+  return policy;
+}
+
+}  // namespace
+
+Command add_check_command(CLI::App& app) {
+  auto* sub = app.add_subcommand("check", "Run the scenarios of a checks file and judge them (a CI gate)");
+  auto args = std::make_shared<CheckArgs>();
+  sub->add_option("--checks", args->checks, "Checks file (JSON, schema tleak.checks/1)")->capture_default_str();
+  sub->add_option("--baseline", args->baseline, "Compare fresh runs against the reports in DIR instead of the expectations");
+  sub->add_flag("--update-baseline", args->update_baseline, "Write fresh reports into the --baseline DIR");
+  sub->add_option("--junit", args->junit, "Also write JUnit XML results to FILE");
+  sub->add_option("--fail-on", args->fail_on, "With --baseline: regression kinds that fail (default any)")
+      ->check(CLI::IsMember({"leak", "growth", "retained", "any"}));
+  sub->add_option("--max-increase", args->max_increase, "With --baseline: tolerate regressions up to this many bytes");
+  return [args] {
+    if (args->update_baseline && args->baseline.empty()) throw UsageError("--update-baseline needs --baseline DIR");
+    const diagnosis::FailPolicy policy = policy_from(*args);
+    std::vector<scenarios::Expectation> checks;
+    try {
+      checks = scenarios::read_checks_file(args->checks);
+    } catch (const scenarios::CheckError& e) {
+      throw UsageError(e.what());
+    }
+    if (!args->junit.empty()) {
+      try {
+        diagnosis::check_writable(args->junit);
+      } catch (const diagnosis::FileError& e) {
+        throw UsageError(e.what());
+      }
+    }
+    if (!args->baseline.empty()) {
+      std::error_code ec;
+      if (args->update_baseline) std::filesystem::create_directories(args->baseline, ec);
+      if (!std::filesystem::is_directory(args->baseline)) {
+        throw UsageError("--baseline " + args->baseline + ": not a directory");
+      }
+    }
+    std::vector<scenarios::CheckResult> results;
+    for (scenarios::Expectation& e : checks) {
+      const diagnosis::Report fresh = scenarios::run_expectation(e);
+      scenarios::CheckResult result;
+      if (args->baseline.empty()) {
+        result = scenarios::judge(e, fresh);
+      } else {
+        const std::string path = (std::filesystem::path(args->baseline) / scenarios::baseline_file_name(e)).string();
+        if (args->update_baseline) {
+          diagnosis::write_file_atomically(path, diagnosis::to_json(fresh).dump(2) + "\n");
+          result = {e, true, "baseline written to " + path, fresh.run.duration_seconds};
+        } else {
+          try {
+            result = scenarios::judge_against_baseline(e, fresh, diagnosis::read_report_file(path), policy);
+          } catch (const diagnosis::ReportError& err) {
+            result = {e, false, std::string("no usable baseline: ") + err.what(), fresh.run.duration_seconds};
+          }
+        }
+      }
+      std::printf("%s  %s: %s\n", result.passed ? "PASS" : "FAIL", e.name().c_str(), result.detail.c_str());
+      std::fflush(stdout);
+      results.push_back(std::move(result));
+    }
+    const auto failed = static_cast<std::size_t>(std::count_if(results.begin(), results.end(), [](const auto& r) { return !r.passed; }));
+    std::printf("%zu passed, %zu failed\n", results.size() - failed, failed);
+    if (!args->junit.empty()) diagnosis::write_file_atomically(args->junit, scenarios::junit_xml(results));
+    return failed == 0 ? kExitClean : kExitFinding;
+  };
+}
+
+}  // namespace tleak::cli

@@ -1,0 +1,71 @@
+#include <iostream>
+#include <memory>
+
+#include "cli_error.h"
+#include "commands.h"
+#include "tleak/diagnosis/diff.h"
+#include "tleak/diagnosis/report_json.h"
+
+namespace tleak::cli {
+namespace {
+
+struct DiffArgs {
+  std::string a, b;
+  std::string format = "text";
+  std::vector<std::string> fail_on;
+  std::string max_increase;
+  bool force = false;
+};
+
+diagnosis::FailPolicy policy_from(const DiffArgs& args) {
+  diagnosis::FailPolicy policy;
+  for (const std::string& kind : args.fail_on) {
+    if (kind == "leak" || kind == "any") policy.kinds.push_back(diagnosis::RegressionKind::kLeak);
+    if (kind == "growth" || kind == "any") policy.kinds.push_back(diagnosis::RegressionKind::kGrowth);
+    if (kind == "retained" || kind == "any") policy.kinds.push_back(diagnosis::RegressionKind::kRetained);
+    if (kind == "any") policy.kinds.push_back(diagnosis::RegressionKind::kPeak);
+  }
+  if (!args.max_increase.empty()) {
+    try {
+      policy.max_increase = diagnosis::parse_size(args.max_increase);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(std::string("--max-increase: ") + e.what());
+    }
+  }
+  return policy;
+}
+
+}  // namespace
+
+Command add_diff_command(CLI::App& app) {
+  auto* sub = app.add_subcommand("diff", "Compare two reports of a workload: what got worse, what got better");
+  auto args = std::make_shared<DiffArgs>();
+  sub->add_option("a", args->a, "The earlier report (JSON from tleak run)")->required();
+  sub->add_option("b", args->b, "The later report")->required();
+  sub->add_option("--format", args->format, "text (default) or json")->check(CLI::IsMember({"text", "json"}));
+  sub->add_option("--fail-on", args->fail_on, "Exit 1 on a regression of this kind (repeatable)")
+      ->check(CLI::IsMember({"leak", "growth", "retained", "any"}));
+  sub->add_option("--max-increase", args->max_increase,
+                  "Tolerate regressions up to this many bytes (1MiB, 512KiB, ...); fail when the total peak grows more");
+  sub->add_flag("--force", args->force, "Compare reports of different scenarios");
+  return [args] {
+    const diagnosis::FailPolicy policy = policy_from(*args);
+    diagnosis::Diff diff;
+    try {
+      diff = diagnosis::diff_reports(diagnosis::read_report_file(args->a), diagnosis::read_report_file(args->b),
+                                     args->force);
+    } catch (const diagnosis::ReportError& e) {
+      throw UsageError(e.what());
+    } catch (const diagnosis::DiffError& e) {
+      throw UsageError(e.what());
+    }
+    if (args->format == "json") {
+      std::cout << diagnosis::to_json(diff).dump(2) << "\n";
+    } else {
+      std::cout << diagnosis::render_text(diff);
+    }
+    return diagnosis::fails(diff, policy) ? kExitFinding : kExitClean;
+  };
+}
+
+}  // namespace tleak::cli

@@ -1,0 +1,86 @@
+// Comparing two reports of the same workload (before and after a change): sites are matched by
+// their symbolized frames (function and module of every frame), never by addresses or ids, so runs
+// of different builds line up. The result lists every site's changes, largest first, and which of
+// them are regressions: a worse verdict, more bytes leaked, a steeper growth, more retained.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tleak/diagnosis/report.h"
+
+namespace tleak::diagnosis {
+
+inline constexpr const char* kDiffSchema = "tleak.diff/1";
+
+enum class RegressionKind { kLeak, kGrowth, kRetained, kPeak };
+const char* to_string(RegressionKind kind);
+
+struct Regression {
+  RegressionKind kind;
+  std::string what;      // one sentence naming the site and the change
+  std::int64_t bytes;    // size of the change: bytes leaked, per-iteration growth, retained or peak bytes
+};
+
+struct SiteDelta {
+  std::string status;  // "changed", "unchanged", "new" (only in B) or "gone" (only in A)
+  std::string label;
+  std::string verdict_a, verdict_b;  // empty where the site is absent
+  std::int64_t peak_live_a = 0, peak_live_b = 0;
+  std::int64_t final_live_a = 0, final_live_b = 0;
+  std::int64_t leaked_a = 0, leaked_b = 0;
+  double slope_a = 0, slope_b = 0;
+  std::int64_t retained_peak_a = 0, retained_peak_b = 0;
+  std::vector<Regression> regressions;
+  std::vector<std::string> improvements;
+  double magnitude = 0;  // largest byte change of this site, for ordering
+};
+
+struct DiffTotals {
+  std::int64_t peak_live_a = 0, peak_live_b = 0;
+  std::int64_t final_live_a = 0, final_live_b = 0;
+  std::int64_t leaked_a = 0, leaked_b = 0;
+  std::int64_t retained_peak_a = 0, retained_peak_b = 0;
+  double slope_a = 0, slope_b = 0;
+};
+
+struct Diff {
+  std::string scenario_a, scenario_b;
+  std::string variant_a, variant_b;
+  bool forced = false;  // different scenarios compared on request
+  DiffTotals totals;
+  std::vector<SiteDelta> sites;  // changed first, largest change first
+  std::size_t new_sites = 0, gone_sites = 0, changed_sites = 0;
+
+  std::vector<Regression> regressions() const;
+};
+
+class DiffError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Throws DiffError when the reports are of different scenarios and `force` is false.
+Diff diff_reports(const Report& a, const Report& b, bool force);
+// The key a site is matched by: "function|module" of each frame, one per line.
+std::string site_key(const std::vector<Frame>& frames);
+
+nlohmann::json to_json(const Diff& diff);
+std::string render_text(const Diff& diff, std::size_t max_sites = 20);
+
+// Whether the diff should fail a gate: a regression of one of `kinds` larger than `max_increase`
+// bytes, or a total peak increase beyond `max_increase` when that limit was given.
+struct FailPolicy {
+  std::vector<RegressionKind> kinds;
+  std::optional<std::int64_t> max_increase;
+};
+bool fails(const Diff& diff, const FailPolicy& policy);
+
+// "1MiB", "512 KiB", "2G", "1.5MB", "4096": bytes. Throws std::invalid_argument naming the text.
+std::int64_t parse_size(const std::string& text);
+
+}  // namespace tleak::diagnosis

@@ -1,0 +1,263 @@
+#include "tleak/diagnosis/diff.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <sstream>
+#include <unordered_map>
+
+#include "tleak/allocator_error.h"
+
+namespace tleak::diagnosis {
+namespace {
+
+int severity(const std::string& verdict) {
+  const auto v = verdict_from_string(verdict);
+  return v ? static_cast<int>(*v) : -1;
+}
+
+std::string signed_bytes(double n) { return (n >= 0 ? "+" : "-") + format_bytes(std::abs(n)); }
+
+// A change of slope smaller than this share is noise of the fit, not a regression.
+constexpr double kSlopeTolerance = 0.05;
+
+void compare(SiteDelta& d, const std::string& label) {
+  const bool in_a = !d.verdict_a.empty(), in_b = !d.verdict_b.empty();
+  const auto add = [&](RegressionKind kind, std::int64_t bytes, const std::string& what) {
+    d.regressions.push_back({kind, label + ": " + what, bytes});
+  };
+  if (in_b && (!in_a || severity(d.verdict_b) > severity(d.verdict_a))) {
+    const std::string change = (in_a ? d.verdict_a : std::string("new site")) + " -> " + d.verdict_b;
+    if (d.verdict_b == "leak") add(RegressionKind::kLeak, d.leaked_b - d.leaked_a, change);
+    if (d.verdict_b == "growth") add(RegressionKind::kGrowth, static_cast<std::int64_t>(d.slope_b), change);
+    if (d.verdict_b == "retained") add(RegressionKind::kRetained, d.retained_peak_b - d.retained_peak_a, change);
+  }
+  if (in_a && in_b && severity(d.verdict_b) < severity(d.verdict_a)) {
+    d.improvements.push_back(label + ": " + d.verdict_a + " -> " + d.verdict_b);
+  }
+  if (in_a && in_b && d.verdict_a == d.verdict_b) {
+    if (d.leaked_b > d.leaked_a) add(RegressionKind::kLeak, d.leaked_b - d.leaked_a, "leaks " + signed_bytes(static_cast<double>(d.leaked_b - d.leaked_a)) + " more");
+    if (d.verdict_b == "growth" && d.slope_b > d.slope_a * (1 + kSlopeTolerance)) {
+      add(RegressionKind::kGrowth, static_cast<std::int64_t>(d.slope_b - d.slope_a),
+          "grows " + signed_bytes(d.slope_b - d.slope_a) + " more per iteration");
+    }
+    if (d.verdict_b == "retained" && d.retained_peak_b > d.retained_peak_a) {
+      add(RegressionKind::kRetained, d.retained_peak_b - d.retained_peak_a,
+          "retains " + signed_bytes(static_cast<double>(d.retained_peak_b - d.retained_peak_a)) + " more");
+    }
+  }
+  if (in_b && d.peak_live_b > d.peak_live_a) {
+    add(RegressionKind::kPeak, d.peak_live_b - d.peak_live_a,
+        "peak " + signed_bytes(static_cast<double>(d.peak_live_b - d.peak_live_a)));
+  }
+  d.magnitude = std::max({std::abs(static_cast<double>(d.peak_live_b - d.peak_live_a)),
+                          std::abs(static_cast<double>(d.final_live_b - d.final_live_a)),
+                          std::abs(static_cast<double>(d.leaked_b - d.leaked_a)),
+                          std::abs(static_cast<double>(d.retained_peak_b - d.retained_peak_a)),
+                          std::abs(d.slope_b - d.slope_a)});
+}
+
+}  // namespace
+
+const char* to_string(RegressionKind kind) {
+  switch (kind) {
+    case RegressionKind::kLeak: return "leak";
+    case RegressionKind::kGrowth: return "growth";
+    case RegressionKind::kRetained: return "retained";
+    case RegressionKind::kPeak: return "peak";
+  }
+  return "peak";
+}
+
+std::string site_key(const std::vector<Frame>& frames) {
+  std::string key;
+  for (const Frame& f : frames) {
+    key += f.function;
+    key += '|';
+    key += f.module;
+    key += '\n';
+  }
+  return key;
+}
+
+std::vector<Regression> Diff::regressions() const {
+  std::vector<Regression> all;
+  for (const SiteDelta& s : sites) all.insert(all.end(), s.regressions.begin(), s.regressions.end());
+  return all;
+}
+
+Diff diff_reports(const Report& a, const Report& b, bool force) {
+  if (a.run.scenario != b.run.scenario && !force) {
+    throw DiffError("the reports are of different scenarios ('" + a.run.scenario + "' and '" + b.run.scenario +
+                    "'); pass --force to compare them anyway");
+  }
+  Diff diff;
+  diff.scenario_a = a.run.scenario;
+  diff.scenario_b = b.run.scenario;
+  diff.variant_a = a.run.variant;
+  diff.variant_b = b.run.variant;
+  diff.forced = a.run.scenario != b.run.scenario;
+
+  std::unordered_map<std::string, std::size_t> index;  // key -> position in diff.sites
+  index.reserve(a.sites.size() + b.sites.size());
+  diff.sites.reserve(a.sites.size() + b.sites.size());
+  const auto slot = [&](const SiteReport& s) -> SiteDelta& {
+    auto [it, fresh] = index.try_emplace(site_key(s.frames), diff.sites.size());
+    if (fresh) {
+      diff.sites.emplace_back();
+      diff.sites.back().label = s.label;
+    }
+    return diff.sites[it->second];
+  };
+  for (const SiteReport& s : a.sites) {
+    SiteDelta& d = slot(s);
+    d.verdict_a = s.verdict;
+    d.peak_live_a += s.peak_live_bytes;
+    d.final_live_a += s.final_live_bytes;
+    d.leaked_a += s.leaked_bytes;
+    d.slope_a += s.growth.slope_bytes_per_iteration;
+    d.retained_peak_a += s.retained.peak_dead_bytes;
+  }
+  for (const SiteReport& s : b.sites) {
+    SiteDelta& d = slot(s);
+    d.verdict_b = s.verdict;
+    d.peak_live_b += s.peak_live_bytes;
+    d.final_live_b += s.final_live_bytes;
+    d.leaked_b += s.leaked_bytes;
+    d.slope_b += s.growth.slope_bytes_per_iteration;
+    d.retained_peak_b += s.retained.peak_dead_bytes;
+  }
+  for (SiteDelta& d : diff.sites) {
+    const bool in_a = !d.verdict_a.empty(), in_b = !d.verdict_b.empty();
+    compare(d, d.label);
+    if (!in_a) {
+      d.status = "new";
+      ++diff.new_sites;
+    } else if (!in_b) {
+      d.status = "gone";
+      ++diff.gone_sites;
+      if (severity(d.verdict_a) > 0) d.improvements.push_back(d.label + ": " + d.verdict_a + " site gone");
+    } else if (d.magnitude > 0 || d.verdict_a != d.verdict_b) {
+      d.status = "changed";
+      ++diff.changed_sites;
+    } else {
+      d.status = "unchanged";
+    }
+  }
+  std::stable_sort(diff.sites.begin(), diff.sites.end(), [](const SiteDelta& x, const SiteDelta& y) {
+    const bool xr = !x.regressions.empty(), yr = !y.regressions.empty();
+    if (xr != yr) return xr;
+    return x.magnitude > y.magnitude;
+  });
+  DiffTotals& t = diff.totals;
+  t.peak_live_a = a.totals.peak_live_bytes;
+  t.peak_live_b = b.totals.peak_live_bytes;
+  t.final_live_a = a.totals.final_live_bytes;
+  t.final_live_b = b.totals.final_live_bytes;
+  t.leaked_a = a.totals.leaked_bytes;
+  t.leaked_b = b.totals.leaked_bytes;
+  t.retained_peak_a = a.total_retained.peak_dead_bytes;
+  t.retained_peak_b = b.total_retained.peak_dead_bytes;
+  t.slope_a = a.total_growth.slope_bytes_per_iteration;
+  t.slope_b = b.total_growth.slope_bytes_per_iteration;
+  return diff;
+}
+
+nlohmann::json to_json(const Diff& d) {
+  nlohmann::json sites = nlohmann::json::array();
+  for (const SiteDelta& s : d.sites) {
+    nlohmann::json regressions = nlohmann::json::array();
+    for (const Regression& r : s.regressions) regressions.push_back({{"kind", to_string(r.kind)}, {"what", r.what}, {"bytes", r.bytes}});
+    sites.push_back({{"status", s.status},
+                     {"label", s.label},
+                     {"verdict", {{"a", s.verdict_a}, {"b", s.verdict_b}}},
+                     {"peak_live_bytes", {{"a", s.peak_live_a}, {"b", s.peak_live_b}}},
+                     {"final_live_bytes", {{"a", s.final_live_a}, {"b", s.final_live_b}}},
+                     {"leaked_bytes", {{"a", s.leaked_a}, {"b", s.leaked_b}}},
+                     {"growth_bytes_per_iteration", {{"a", s.slope_a}, {"b", s.slope_b}}},
+                     {"retained_peak_bytes", {{"a", s.retained_peak_a}, {"b", s.retained_peak_b}}},
+                     {"regressions", regressions},
+                     {"improvements", s.improvements}});
+  }
+  const DiffTotals& t = d.totals;
+  return {{"schema", kDiffSchema},
+          {"a", {{"scenario", d.scenario_a}, {"variant", d.variant_a}}},
+          {"b", {{"scenario", d.scenario_b}, {"variant", d.variant_b}}},
+          {"forced", d.forced},
+          {"totals",
+           {{"peak_live_bytes", {{"a", t.peak_live_a}, {"b", t.peak_live_b}}},
+            {"final_live_bytes", {{"a", t.final_live_a}, {"b", t.final_live_b}}},
+            {"leaked_bytes", {{"a", t.leaked_a}, {"b", t.leaked_b}}},
+            {"retained_peak_bytes", {{"a", t.retained_peak_a}, {"b", t.retained_peak_b}}},
+            {"growth_bytes_per_iteration", {{"a", t.slope_a}, {"b", t.slope_b}}}}},
+          {"counts", {{"new", d.new_sites}, {"gone", d.gone_sites}, {"changed", d.changed_sites}, {"regressions", d.regressions().size()}}},
+          {"sites", sites}};
+}
+
+std::string render_text(const Diff& d, std::size_t max_sites) {
+  std::ostringstream out;
+  const auto line = [&](const char* name, double a, double b, bool per_iteration = false) {
+    out << "  " << name << ": " << format_bytes(a) << (per_iteration ? "/iter" : "") << " -> " << format_bytes(b)
+        << (per_iteration ? "/iter" : "") << " (" << signed_bytes(b - a) << ")\n";
+  };
+  out << "tleak diff: " << d.scenario_a << " (" << d.variant_a << ") -> " << d.scenario_b << " (" << d.variant_b << ")\n";
+  if (d.forced) out << "note: different scenarios, compared because of --force\n";
+  const DiffTotals& t = d.totals;
+  out << "totals:\n";
+  line("peak live", static_cast<double>(t.peak_live_a), static_cast<double>(t.peak_live_b));
+  line("final live", static_cast<double>(t.final_live_a), static_cast<double>(t.final_live_b));
+  line("leaked", static_cast<double>(t.leaked_a), static_cast<double>(t.leaked_b));
+  line("retained peak", static_cast<double>(t.retained_peak_a), static_cast<double>(t.retained_peak_b));
+  line("growth", t.slope_a, t.slope_b, true);
+  const auto regressions = d.regressions();
+  out << "sites: " << d.changed_sites << " changed, " << d.new_sites << " new, " << d.gone_sites << " gone; "
+      << regressions.size() << " regression" << (regressions.size() == 1 ? "" : "s") << "\n";
+  std::size_t shown = 0;
+  for (const SiteDelta& s : d.sites) {
+    if (s.status == "unchanged" || shown++ >= max_sites) continue;
+    out << "  [" << s.status << "] " << s.label << "\n";
+    if (s.verdict_a != s.verdict_b) {
+      out << "      verdict " << (s.verdict_a.empty() ? "-" : s.verdict_a) << " -> " << (s.verdict_b.empty() ? "-" : s.verdict_b) << "\n";
+    }
+    out << "      peak " << format_bytes(static_cast<double>(s.peak_live_a)) << " -> "
+        << format_bytes(static_cast<double>(s.peak_live_b)) << ", leaked " << format_bytes(static_cast<double>(s.leaked_a))
+        << " -> " << format_bytes(static_cast<double>(s.leaked_b)) << "\n";
+    for (const Regression& r : s.regressions) out << "      regression (" << to_string(r.kind) << "): " << r.what << "\n";
+    for (const std::string& i : s.improvements) out << "      improvement: " << i << "\n";
+  }
+  return out.str();
+}
+
+bool fails(const Diff& diff, const FailPolicy& policy) {
+  const std::int64_t limit = policy.max_increase.value_or(0);
+  for (const Regression& r : diff.regressions()) {
+    if (std::find(policy.kinds.begin(), policy.kinds.end(), r.kind) != policy.kinds.end() && r.bytes > limit) return true;
+  }
+  if (policy.max_increase && diff.totals.peak_live_b - diff.totals.peak_live_a > *policy.max_increase) return true;
+  return false;
+}
+
+std::int64_t parse_size(const std::string& text) {
+  std::size_t used = 0;
+  double number = 0;
+  try {
+    number = std::stod(text, &used);
+  } catch (const std::exception&) {
+    throw std::invalid_argument("'" + text + "' is not a size (for example 1MiB, 512KiB, 4096)");
+  }
+  std::string unit = text.substr(used);
+  unit.erase(std::remove_if(unit.begin(), unit.end(), [](unsigned char c) { return std::isspace(c); }), unit.end());
+  std::transform(unit.begin(), unit.end(), unit.begin(), [](unsigned char c) { return std::tolower(c); });
+  static const std::pair<const char*, double> kUnits[] = {
+      {"", 1}, {"b", 1}, {"k", 1024}, {"kib", 1024}, {"kb", 1e3}, {"m", 1 << 20}, {"mib", 1 << 20}, {"mb", 1e6},
+      {"g", 1 << 30}, {"gib", 1 << 30}, {"gb", 1e9}};
+  for (const auto& [name, factor] : kUnits) {
+    if (unit == name) {
+      if (number < 0 || !std::isfinite(number)) break;
+      return static_cast<std::int64_t>(number * factor);
+    }
+  }
+  throw std::invalid_argument("'" + text + "' is not a size (for example 1MiB, 512KiB, 4096)");
+}
+
+}  // namespace tleak::diagnosis

@@ -1,0 +1,190 @@
+#include "tleak/scenarios/checks.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "tleak/allocator_error.h"
+#include "tleak/diagnosis/session.h"
+#include "tleak/scenarios/scenario.h"
+
+namespace tleak::scenarios {
+namespace {
+
+std::string quote(const std::string& s) { return "'" + s + "'"; }
+
+void reject_unknown_keys(const nlohmann::json& object, const std::set<std::string>& known, const std::string& where) {
+  for (const auto& [key, value] : object.items()) {
+    if (!known.contains(key)) throw CheckError(where + ": unknown field " + quote(key));
+  }
+}
+
+Expectation parse_expectation(const nlohmann::json& j, const std::string& where) {
+  if (!j.is_object()) throw CheckError(where + ": a check must be an object");
+  reject_unknown_keys(j, {"scenario", "variant", "mode", "iterations", "expect"}, where);
+  Expectation e;
+  if (!j.contains("scenario") || !j["scenario"].is_string()) throw CheckError(where + ": needs a \"scenario\"");
+  e.scenario = j["scenario"];
+  const Scenario* s = find_scenario(e.scenario);
+  if (s == nullptr) throw CheckError(where + ": unknown scenario " + quote(e.scenario));
+  if (j.contains("variant")) e.variant = j["variant"].get<std::string>();
+  if (e.variant != "leaky" && e.variant != "fixed") throw CheckError(where + ": variant must be leaky or fixed");
+  if (j.contains("mode")) e.mode = j["mode"].get<std::string>();
+  if (!e.mode.empty() && std::find(s->modes.begin(), s->modes.end(), e.mode) == s->modes.end()) {
+    throw CheckError(where + ": scenario " + quote(e.scenario) + " does not run in mode " + quote(e.mode));
+  }
+  if (e.mode.empty()) e.mode = s->modes.front();
+  if (j.contains("iterations")) {
+    e.iterations = j["iterations"].get<std::uint64_t>();
+    if (*e.iterations == 0 || *e.iterations > 1'000'000) throw CheckError(where + ": iterations out of range");
+  }
+  if (j.contains("expect")) {
+    const nlohmann::json& x = j["expect"];
+    if (!x.is_object()) throw CheckError(where + ": \"expect\" must be an object");
+    reject_unknown_keys(x, {"verdict", "max_leaked_bytes", "max_growth_bytes_per_iteration", "max_retained_peak_bytes"},
+                        where + " expect");
+    if (x.contains("verdict")) {
+      e.verdict = x["verdict"].get<std::string>();
+      if (!diagnosis::verdict_from_string(*e.verdict)) throw CheckError(where + ": unknown verdict " + quote(*e.verdict));
+    }
+    if (x.contains("max_leaked_bytes")) e.max_leaked_bytes = x["max_leaked_bytes"].get<std::int64_t>();
+    if (x.contains("max_growth_bytes_per_iteration")) e.max_growth_bytes_per_iteration = x["max_growth_bytes_per_iteration"].get<double>();
+    if (x.contains("max_retained_peak_bytes")) e.max_retained_peak_bytes = x["max_retained_peak_bytes"].get<std::int64_t>();
+  }
+  return e;
+}
+
+double worst_growth(const diagnosis::Report& r) {
+  double worst = 0;
+  for (const auto& s : r.sites) {
+    if (s.verdict == "growth") worst = std::max(worst, s.growth.slope_bytes_per_iteration);
+  }
+  return worst;
+}
+
+std::string xml_escape(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string Expectation::name() const { return scenario + " " + variant + " (" + mode + ")"; }
+
+std::vector<Expectation> read_checks_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw CheckError(path + ": cannot open the checks file");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw CheckError(path + ": not JSON (" + std::string(e.what()) + ")");
+  }
+  if (!j.is_object() || j.value("schema", "") != kChecksSchema) {
+    throw CheckError(path + ": not a checks file (expected \"schema\": \"" + kChecksSchema + "\")");
+  }
+  if (!j.contains("checks") || !j["checks"].is_array()) throw CheckError(path + ": needs a \"checks\" array");
+  std::vector<Expectation> out;
+  try {
+    for (std::size_t i = 0; i < j["checks"].size(); ++i) {
+      out.push_back(parse_expectation(j["checks"][i], path + ": check " + std::to_string(i + 1)));
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw CheckError(path + ": malformed check (" + std::string(e.what()) + ")");
+  }
+  return out;
+}
+
+diagnosis::Report run_expectation(Expectation& e) {
+  const Scenario* s = find_scenario(e.scenario);
+  if (s == nullptr) throw CheckError("unknown scenario " + quote(e.scenario));
+  if (e.mode.empty()) e.mode = s->modes.front();
+  diagnosis::SessionOptions options;
+  options.scenario = s->id;
+  options.params.variant = e.variant;
+  options.params.mode = e.mode;
+  options.params.iterations = e.iterations.value_or(s->default_iterations);
+  return diagnosis::run_workload(s->run, options);
+}
+
+CheckResult judge(const Expectation& e, const diagnosis::Report& r) {
+  CheckResult result{e, true, "", r.run.duration_seconds};
+  std::vector<std::string> failures;
+  if (e.verdict && r.summary.verdict != *e.verdict) {
+    failures.push_back("expected verdict " + *e.verdict + ", got " + r.summary.verdict);
+  }
+  if (e.max_leaked_bytes && r.totals.leaked_bytes > *e.max_leaked_bytes) {
+    failures.push_back("leaked " + std::to_string(r.totals.leaked_bytes) + " bytes, limit " + std::to_string(*e.max_leaked_bytes));
+  }
+  if (e.max_growth_bytes_per_iteration && worst_growth(r) > *e.max_growth_bytes_per_iteration) {
+    failures.push_back("grows " + format_bytes(worst_growth(r)) + " per iteration, limit " +
+                       format_bytes(*e.max_growth_bytes_per_iteration));
+  }
+  if (e.max_retained_peak_bytes && r.total_retained.peak_dead_bytes > *e.max_retained_peak_bytes) {
+    failures.push_back("retains " + format_bytes(static_cast<double>(r.total_retained.peak_dead_bytes)) + " at peak, limit " +
+                       format_bytes(static_cast<double>(*e.max_retained_peak_bytes)));
+  }
+  result.passed = failures.empty();
+  if (result.passed) {
+    result.detail = r.summary.sentence;
+  } else {
+    for (const std::string& f : failures) result.detail += (result.detail.empty() ? "" : "; ") + f;
+    result.detail += " (" + r.summary.sentence + ")";
+  }
+  return result;
+}
+
+CheckResult judge_against_baseline(const Expectation& e, const diagnosis::Report& fresh, const diagnosis::Report& baseline,
+                                   const diagnosis::FailPolicy& policy) {
+  CheckResult result{e, true, "", fresh.run.duration_seconds};
+  const diagnosis::Diff diff = diagnosis::diff_reports(baseline, fresh, false);
+  result.passed = !diagnosis::fails(diff, policy);
+  const auto regressions = diff.regressions();
+  if (regressions.empty()) {
+    result.detail = "no regression against the baseline (" + fresh.summary.verdict + ")";
+  } else {
+    result.detail = std::to_string(regressions.size()) + " regression(s) against the baseline, first: " + regressions.front().what;
+  }
+  return result;
+}
+
+std::string baseline_file_name(const Expectation& e) { return e.scenario + "." + e.variant + "." + e.mode + ".json"; }
+
+std::string junit_xml(const std::vector<CheckResult>& results) {
+  std::size_t failures = 0;
+  double seconds = 0;
+  for (const CheckResult& r : results) {
+    failures += !r.passed;
+    seconds += r.seconds;
+  }
+  char header[256];
+  std::snprintf(header, sizeof header, "<testsuite name=\"tleak check\" tests=\"%zu\" failures=\"%zu\" time=\"%.3f\">\n",
+                results.size(), failures, seconds);
+  std::string xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  xml += header;
+  for (const CheckResult& r : results) {
+    char time[32];
+    std::snprintf(time, sizeof time, "%.3f", r.seconds);
+    xml += "  <testcase classname=\"tleak.check\" name=\"" + xml_escape(r.expectation.name()) + "\" time=\"" + time + "\"";
+    if (r.passed) {
+      xml += "/>\n";
+    } else {
+      xml += ">\n    <failure message=\"" + xml_escape(r.detail) + "\"/>\n  </testcase>\n";
+    }
+  }
+  return xml + "</testsuite>\n";
+}
+
+}  // namespace tleak::scenarios

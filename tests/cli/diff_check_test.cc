@@ -1,0 +1,266 @@
+// tleak diff and tleak check as a user runs them.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <set>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "../support/process.h"
+#include "tleak/diagnosis/report_json.h"
+
+namespace tleak {
+namespace {
+
+using diagnosis::Report;
+using diagnosis::SiteReport;
+using nlohmann::json;
+using testing::ProcessResult;
+using testing::run_process;
+
+ProcessResult tleak(const std::vector<std::string>& args) { return run_process(TLEAK_BINARY, args); }
+
+class Files {
+ public:
+  Files() : dir_(std::filesystem::temp_directory_path() / ("tleak-diff-" + std::to_string(getpid()))) {
+    std::filesystem::create_directories(dir_);
+  }
+  ~Files() { std::filesystem::remove_all(dir_); }
+  std::string write(const std::string& name, const std::string& text) const {
+    const auto path = (dir_ / name).string();
+    std::ofstream(path) << text;
+    return path;
+  }
+  std::string write(const std::string& name, const Report& r) const { return write(name, diagnosis::to_json(r).dump()); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+
+ private:
+  std::filesystem::path dir_;
+};
+
+SiteReport site(const std::string& function, const std::string& verdict, std::uintptr_t offset) {
+  SiteReport s;
+  s.verdict = verdict;
+  s.label = function;
+  s.frames = {Frame{0x400000 + offset, function, "app", offset, "app.cc", 10},
+              Frame{0x500000 + offset, "main", "app", offset + 100, "main.cc", 3}};
+  s.peak_live_bytes = 1000;
+  s.final_live_bytes = 1000;
+  return s;
+}
+
+Report report(const std::string& scenario, std::vector<SiteReport> sites) {
+  Report r;
+  r.run.scenario = scenario;
+  r.run.variant = "leaky";
+  r.run.mode = "eager";
+  r.run.iterations = 10;
+  r.sites = std::move(sites);
+  for (const SiteReport& s : r.sites) {
+    r.totals.peak_live_bytes += s.peak_live_bytes;
+    r.totals.leaked_bytes += s.leaked_bytes;
+  }
+  return r;
+}
+
+TEST(Diff, MatchesSitesByFramesAcrossDifferentAddresses) {
+  Files files;
+  // Same functions and modules, every address and offset different (another build, ASLR).
+  const auto a = files.write("a.json", report("s", {site("load", "bounded", 0x10), site("step", "bounded", 0x20)}));
+  const auto b = files.write("b.json", report("s", {site("step", "bounded", 0x999), site("load", "bounded", 0x777)}));
+  const ProcessResult r = tleak({"diff", a, b, "--format", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json d = json::parse(r.out);
+  EXPECT_EQ(d["schema"], "tleak.diff/1");
+  EXPECT_EQ(d["counts"]["new"], 0);
+  EXPECT_EQ(d["counts"]["gone"], 0);
+  EXPECT_EQ(d["counts"]["changed"], 0);
+  for (const json& s : d["sites"]) EXPECT_EQ(s["status"], "unchanged");
+}
+
+TEST(Diff, ListsNewAndGoneSites) {
+  Files files;
+  const auto a = files.write("a.json", report("s", {site("old_path", "bounded", 1), site("kept", "bounded", 2)}));
+  const auto b = files.write("b.json", report("s", {site("kept", "bounded", 2), site("new_path", "bounded", 3)}));
+  const json d = json::parse(tleak({"diff", a, b, "--format", "json"}).out);
+  EXPECT_EQ(d["counts"]["new"], 1);
+  EXPECT_EQ(d["counts"]["gone"], 1);
+  std::map<std::string, std::string> status;
+  for (const json& s : d["sites"]) status[s["label"]] = s["status"];
+  EXPECT_EQ(status["new_path"], "new");
+  EXPECT_EQ(status["old_path"], "gone");
+  EXPECT_EQ(status["kept"], "unchanged");
+  const ProcessResult text = tleak({"diff", a, b});
+  EXPECT_NE(text.out.find("[new] new_path"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("[gone] old_path"), std::string::npos) << text.out;
+}
+
+TEST(Diff, EachRegressionKindFailsOnlyWhenAskedAndAboveTheThreshold) {
+  Files files;
+  SiteReport leak_b = site("f", "leak", 1);
+  leak_b.leaked_bytes = 5000;
+  SiteReport growth_b = site("g", "growth", 2);
+  growth_b.growth.slope_bytes_per_iteration = 40000;
+  SiteReport retained_b = site("h", "retained", 3);
+  retained_b.retained.peak_dead_bytes = 70000;
+  const auto a = files.write("a.json", report("s", {site("f", "bounded", 1), site("g", "bounded", 2), site("h", "bounded", 3)}));
+  const auto b = files.write("b.json", report("s", {leak_b, growth_b, retained_b}));
+
+  EXPECT_EQ(tleak({"diff", a, b}).exit_code, 0);  // a report, not a gate, unless asked
+  EXPECT_EQ(tleak({"diff", a, b, "--fail-on", "leak"}).exit_code, 1);
+  EXPECT_EQ(tleak({"diff", a, b, "--fail-on", "growth"}).exit_code, 1);
+  EXPECT_EQ(tleak({"diff", a, b, "--fail-on", "retained"}).exit_code, 1);
+  EXPECT_EQ(tleak({"diff", a, b, "--fail-on", "any"}).exit_code, 1);
+  // Thresholds: 5,000 leaked bytes pass a 1 MiB allowance, fail a 4 KiB one.
+  EXPECT_EQ(tleak({"diff", a, b, "--fail-on", "leak", "--max-increase", "1MiB"}).exit_code, 0);
+  EXPECT_EQ(tleak({"diff", a, b, "--fail-on", "leak", "--max-increase", "4KiB"}).exit_code, 1);
+  EXPECT_EQ(tleak({"diff", a, b, "--fail-on", "retained", "--max-increase", "64KiB"}).exit_code, 1);
+  EXPECT_EQ(tleak({"diff", a, b, "--fail-on", "retained", "--max-increase", "100KiB"}).exit_code, 0);
+  // The reverse direction is all improvements.
+  const ProcessResult back = tleak({"diff", b, a, "--fail-on", "any"});
+  EXPECT_EQ(back.exit_code, 0);
+  EXPECT_NE(back.out.find("improvement: f: leak -> bounded"), std::string::npos) << back.out;
+  EXPECT_NE(back.out.find("improvement: g: growth -> bounded"), std::string::npos) << back.out;
+
+  const json d = json::parse(tleak({"diff", a, b, "--format", "json"}).out);
+  EXPECT_EQ(d["counts"]["regressions"], 3);
+  std::set<std::string> kinds;
+  for (const json& s : d["sites"]) {
+    for (const json& r : s["regressions"]) kinds.insert(r["kind"]);
+  }
+  EXPECT_EQ(kinds, (std::set<std::string>{"leak", "growth", "retained"}));
+}
+
+TEST(Diff, TotalPeakIncreaseBeyondTheAllowanceFails) {
+  Files files;
+  SiteReport bigger = site("f", "bounded", 1);
+  bigger.peak_live_bytes = 3 << 20;
+  const auto a = files.write("a.json", report("s", {site("f", "bounded", 1)}));
+  const auto b = files.write("b.json", report("s", {bigger}));
+  EXPECT_EQ(tleak({"diff", a, b, "--max-increase", "1MiB"}).exit_code, 1);
+  EXPECT_EQ(tleak({"diff", a, b, "--max-increase", "4MiB"}).exit_code, 0);
+}
+
+TEST(Diff, BadInputsAreOneLineAndExitTwo) {
+  Files files;
+  const auto good = files.write("good.json", report("s", {site("f", "bounded", 1)}));
+  const auto other = files.write("other.json", report("t", {site("f", "bounded", 1)}));
+  json newer = diagnosis::to_json(report("s", {}));
+  newer["schema"] = "tleak.report/9";
+  const std::string full = diagnosis::to_json(report("s", {site("f", "bounded", 1)})).dump();
+  const struct {
+    std::vector<std::string> args;
+    std::string message;
+  } cases[] = {
+      {{"diff", files.path("missing.json"), good}, "missing.json: cannot open (missing or unreadable)"},
+      {{"diff", files.write("text.json", "hello"), good}, "text.json: not JSON"},
+      {{"diff", files.write("truncated.json", full.substr(0, full.size() / 2)), good}, "truncated.json: not JSON"},
+      {{"diff", files.write("foreign.json", R"({"name": "x"})"), good}, "foreign.json: not a tleak report: no \"schema\" field"},
+      {{"diff", files.write("newer.json", newer.dump()), good}, "is newer than this tleak reads"},
+      {{"diff", good, other}, "different scenarios ('s' and 't'); pass --force"},
+      {{"diff", good, good, "--max-increase", "lots"}, "--max-increase: 'lots' is not a size"},
+      {{"diff", good}, "b"},
+  };
+  for (const auto& c : cases) {
+    const ProcessResult r = tleak(c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.message;
+    EXPECT_EQ(r.out, "") << c.message;
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+  const ProcessResult forced = tleak({"diff", good, other, "--force"});
+  EXPECT_EQ(forced.exit_code, 0) << forced.err;
+  EXPECT_NE(forced.out.find("different scenarios, compared because of --force"), std::string::npos);
+}
+
+TEST(Diff, RealLeakyAndFixedRunsNameTheFixedSite) {
+  Files files;
+  const auto leaky = files.path("leaky.json"), fixed = files.path("fixed.json");
+  ASSERT_EQ(tleak({"run", "graph-ops-in-loop", "--variant", "leaky", "-o", leaky}).exit_code, 0);
+  ASSERT_EQ(tleak({"run", "graph-ops-in-loop", "--variant", "fixed", "-o", fixed}).exit_code, 0);
+  const ProcessResult r = tleak({"diff", leaky, fixed});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("improvement: runtime::constant in scenarios::graph_ops_in_loop"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("growth -> bounded"), std::string::npos) << r.out;
+  // The other way round it is a growth regression, and --fail-on growth gates it.
+  const ProcessResult worse = tleak({"diff", fixed, leaky, "--fail-on", "growth"});
+  EXPECT_EQ(worse.exit_code, 1);
+  EXPECT_NE(worse.out.find("regression (growth): runtime::constant in scenarios::graph_ops_in_loop"), std::string::npos) << worse.out;
+}
+
+TEST(Check, DefaultChecksPassAndPrintTheClosingLine) {
+  Files files;
+  const auto junit = files.path("results.xml");
+  const ProcessResult r = tleak({"check", "--junit", junit});
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("PASS  graph-ops-in-loop leaky (graph): growth"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("46 passed, 0 failed\n"), std::string::npos) << r.out;
+  std::ifstream in(junit);
+  const std::string xml((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_NE(xml.find("<testsuite name=\"tleak check\" tests=\"46\" failures=\"0\""), std::string::npos) << xml;
+}
+
+TEST(Check, AChangedExpectationFailsAndNamesTheScenario) {
+  Files files;
+  const auto checks = files.write("checks.json", R"({"schema": "tleak.checks/1", "checks": [
+    {"scenario": "clean-loop", "variant": "leaky", "expect": {"verdict": "bounded", "max_leaked_bytes": 0}},
+    {"scenario": "graph-ops-in-loop", "variant": "leaky", "expect": {"verdict": "bounded"}},
+    {"scenario": "custom-op-scratch", "variant": "leaky", "expect": {"max_leaked_bytes": 1000}}]})");
+  const auto junit = files.path("out.xml");
+  const ProcessResult r = tleak({"check", "--checks", checks, "--junit", junit});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find("PASS  clean-loop leaky (eager)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("FAIL  graph-ops-in-loop leaky (graph): expected verdict bounded, got growth"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("FAIL  custom-op-scratch leaky (eager): leaked 16000 bytes, limit 1000"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("1 passed, 2 failed\n"), std::string::npos) << r.out;
+  std::ifstream in(junit);
+  const std::string xml((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_NE(xml.find("failures=\"2\""), std::string::npos);
+  EXPECT_NE(xml.find("name=\"graph-ops-in-loop leaky (graph)\""), std::string::npos);
+}
+
+TEST(Check, BadChecksFilesAreRefused) {
+  Files files;
+  const struct {
+    std::string text;
+    std::string message;
+  } cases[] = {
+      {"nope", "not JSON"},
+      {R"({"checks": []})", "not a checks file"},
+      {R"({"schema": "tleak.checks/1", "checks": [{"scenario": "no-such"}]})", "check 1: unknown scenario 'no-such'"},
+      {R"({"schema": "tleak.checks/1", "checks": [{"scenario": "clean-loop", "mode": "jit"}]})", "does not run in mode 'jit'"},
+      {R"({"schema": "tleak.checks/1", "checks": [{"scenario": "clean-loop", "expect": {"verdit": "leak"}}]})", "unknown field 'verdit'"},
+      {R"({"schema": "tleak.checks/1", "checks": [{"scenario": "clean-loop", "expect": {"verdict": "awful"}}]})", "unknown verdict 'awful'"},
+  };
+  for (const auto& c : cases) {
+    const ProcessResult r = tleak({"check", "--checks", files.write("bad.json", c.text)});
+    EXPECT_EQ(r.exit_code, 2) << c.text;
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
+  }
+  EXPECT_EQ(tleak({"check", "--update-baseline"}).exit_code, 2);
+}
+
+TEST(Check, BaselinesAreWrittenThenCompared) {
+  Files files;
+  const auto checks = files.write("checks.json", R"({"schema": "tleak.checks/1", "checks": [
+    {"scenario": "append-loop", "variant": "fixed"}, {"scenario": "clean-loop"}]})");
+  const auto dir = files.path("baselines");
+  const ProcessResult update = tleak({"check", "--checks", checks, "--baseline", dir, "--update-baseline"});
+  EXPECT_EQ(update.exit_code, 0) << update.out << update.err;
+  EXPECT_TRUE(std::filesystem::exists(dir + "/append-loop.fixed.eager.json"));
+  const ProcessResult same = tleak({"check", "--checks", checks, "--baseline", dir});
+  EXPECT_EQ(same.exit_code, 0) << same.out;
+  EXPECT_NE(same.out.find("2 passed, 0 failed"), std::string::npos);
+  // A baseline from the fixed variant, checked against the leaky run: a growth regression.
+  std::filesystem::copy_file(dir + "/append-loop.fixed.eager.json", dir + "/append-loop.leaky.eager.json");
+  const auto leaky_checks = files.write("leaky.json", R"({"schema": "tleak.checks/1", "checks": [
+    {"scenario": "append-loop", "variant": "leaky"}]})");
+  const ProcessResult worse = tleak({"check", "--checks", leaky_checks, "--baseline", dir});
+  EXPECT_EQ(worse.exit_code, 1);
+  EXPECT_NE(worse.out.find("FAIL  append-loop leaky (eager): "), std::string::npos) << worse.out;
+  EXPECT_NE(worse.out.find("bounded -> growth"), std::string::npos) << worse.out;
+}
+
+}  // namespace
+}  // namespace tleak
