@@ -1,6 +1,8 @@
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -8,7 +10,9 @@
 #include "cli_error.h"
 #include "commands.h"
 #include "scenario_lookup.h"
+#include "tleak/detail/valgrind_annotations.h"
 #include "tleak/diagnosis/atomic_file.h"
+#include "tleak/diagnosis/memcheck_run.h"
 #include "tleak/diagnosis/report_json.h"
 #include "tleak/diagnosis/report_text.h"
 #include "tleak/diagnosis/session.h"
@@ -22,6 +26,7 @@ struct RunArgs {
   std::string mode;
   std::uint64_t iterations = 0;  // 0: the scenario's default
   double scale = 1.0;
+  bool scale_given = false;
   int stack_depth = 12;
   std::string output;
   std::string format;
@@ -29,7 +34,20 @@ struct RunArgs {
   std::vector<std::string> thresholds;
   bool no_track = false;
   bool no_valgrind_annotations = false;
+  bool valgrind = false;
 };
+
+// The arguments that reproduce this run in a child (for --valgrind), without output options.
+std::vector<std::string> child_arguments(const RunArgs& a) {
+  std::vector<std::string> out = {a.scenario, "--variant", a.variant, "--stack-depth", std::to_string(a.stack_depth)};
+  if (!a.mode.empty()) out.insert(out.end(), {"--mode", a.mode});
+  if (a.iterations != 0) out.insert(out.end(), {"--iterations", std::to_string(a.iterations)});
+  if (a.scale_given) out.insert(out.end(), {"--scale", std::to_string(a.scale)});
+  for (const std::string& t : a.thresholds) out.insert(out.end(), {"--threshold", t});
+  if (a.no_track) out.push_back("--no-track");
+  if (a.no_valgrind_annotations) out.push_back("--no-valgrind-annotations");
+  return out;
+}
 
 // "iteration 37/100" on one refreshed line, at most ten times a second, only on a terminal.
 class Progress {
@@ -76,7 +94,9 @@ Command add_run_command(CLI::App& app) {
       ->check(CLI::IsMember({"eager", "graph", "jit"}));
   sub->add_option("--iterations", args->iterations, "Loop iterations (default: the scenario's)")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1'000'000}));
-  sub->add_option("--scale", args->scale, "Multiplies tensor sizes")->check(CLI::Range(0.01, 100.0));
+  sub->add_option("--scale", args->scale, "Multiplies tensor sizes (default 1; 0.25 under Valgrind)")
+      ->check(CLI::Range(0.01, 100.0))
+      ->each([args](const std::string&) { args->scale_given = true; });
   sub->add_option("--stack-depth", args->stack_depth, "Frames kept per allocation stack")
       ->check(CLI::Range(0, 64));
   sub->add_option("--output,-o", args->output, "Also write the JSON report to FILE (atomically)");
@@ -89,6 +109,8 @@ Command add_run_command(CLI::App& app) {
   sub->add_flag("--no-track", args->no_track, "Run on the raw allocators (cost baseline; no sites)");
   sub->add_flag("--no-valgrind-annotations", args->no_valgrind_annotations,
                 "Do not register pool blocks with memcheck (shows what it misses)");
+  sub->add_flag("--valgrind", args->valgrind,
+                "Run under Valgrind's memcheck and add memcheck's own figures to the report");
 
   return [args] {
     const scenarios::Scenario& scenario = require_scenario(args->scenario);
@@ -113,7 +135,32 @@ Command add_run_command(CLI::App& app) {
     Progress progress;
     options.progress = [&progress](std::uint64_t done, std::uint64_t total) { progress(done, total); };
 
-    const diagnosis::Report report = diagnosis::run_workload(scenario.run, options);
+    if (valgrind::running_on_valgrind()) {
+      // memcheck runs programs some 20-50 times slower: smaller defaults, said in the report.
+      if (!args->scale_given) options.params.scale = 0.25;
+      if (args->iterations == 0) options.params.iterations = std::min<std::uint64_t>(options.params.iterations, 10);
+      options.params.under_valgrind = true;
+      options.device_capacity = std::size_t{128} << 20;  // a smaller reservation for memcheck to shadow
+      options.notes.push_back("under Valgrind: scale " + std::to_string(options.params.scale) + ", " +
+                              std::to_string(options.params.iterations) + " iterations unless given");
+    }
+    diagnosis::Report report;
+    if (args->valgrind) {
+      const std::string log = !args->output.empty()
+                                  ? args->output + ".memcheck.log"
+                                  : (std::filesystem::temp_directory_path() /
+                                     ("tleak-" + scenario.id + "-" + std::to_string(getpid()) + ".memcheck.log")).string();
+      try {
+        diagnosis::check_writable(log);
+        report = diagnosis::run_under_memcheck(std::filesystem::read_symlink("/proc/self/exe").string(), child_arguments(*args), TLEAK_VALGRIND_SUPPRESSIONS, log);
+      } catch (const diagnosis::MemcheckError& e) {
+        throw UsageError(e.what());
+      } catch (const diagnosis::FileError& e) {
+        throw UsageError(std::string("--valgrind: ") + e.what());
+      }
+    } else {
+      report = diagnosis::run_workload(scenario.run, options);
+    }
     const std::string json = diagnosis::to_json(report).dump(2) + "\n";
     if (!args->output.empty()) diagnosis::write_file_atomically(args->output, json);
     const std::string format = !args->format.empty() ? args->format : (args->output.empty() ? "json" : "text");

@@ -88,4 +88,20 @@ std::string summary_sentence(const SiteReport& site, const Report& report) {
   return text;
 }
 
+void judge_agreement(MemcheckFigures& m, bool pool_annotated) {
+  const std::int64_t memcheck_lost = m.definitely_lost_bytes >= 0 ? m.definitely_lost_bytes + m.indirectly_lost_bytes : m.lost_bytes;
+  const std::string device = m.tleak_device_leaked_bytes > 0
+                                 ? "; tleak also found " + format_bytes(static_cast<double>(m.tleak_device_leaked_bytes)) +
+                                       " leaked in device memory, which memcheck cannot see"
+                                 : "";
+  m.agrees = memcheck_lost == m.tleak_host_leaked_bytes;
+  std::string why;
+  if (!m.agrees && !pool_annotated && memcheck_lost < m.tleak_host_leaked_bytes) {
+    why = " (the pool ran without Valgrind annotations, so its blocks are invisible to memcheck)";
+  }
+  m.agreement = std::string(m.agrees ? "agree" : "disagree") + ": memcheck finds " +
+                format_bytes(static_cast<double>(memcheck_lost)) + " lost, tleak " +
+                format_bytes(static_cast<double>(m.tleak_host_leaked_bytes)) + " leaked in host memory" + why + device;
+}
+
 }  // namespace tleak::diagnosis

@@ -66,6 +66,10 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Summary, verdict, sentence, leak_sites, growt
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(TimelineSample, iteration, clock, live_bytes, live_blocks,
                                    allocator_live_bytes, allocator_reserved_bytes)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Timeline, stride, samples, after_teardown)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(MemcheckFigures, lost_bytes, lost_blocks, possibly_lost_bytes,
+                                   still_reachable_bytes, suppressed_bytes, definitely_lost_bytes,
+                                   indirectly_lost_bytes, errors, tleak_host_leaked_bytes,
+                                   tleak_device_leaked_bytes, agrees, agreement)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SiteReport, id, verdict, reason, label, allocator, frames,
                                    allocations, frees, bytes_allocated, peak_live_bytes,
                                    final_live_bytes, leaked_bytes, leaked_blocks, growth, retained,
@@ -81,7 +85,8 @@ nlohmann::json to_json(const Report& r) {
           {"thresholds", r.thresholds},
           {"timeline", r.timeline},
           {"sites", r.sites},
-          {"notes", r.notes}};
+          {"notes", r.notes},
+          {"memcheck", r.memcheck ? nlohmann::json(*r.memcheck) : nlohmann::json()}};
 }
 
 Report report_from_json(const nlohmann::json& j) {
@@ -115,6 +120,7 @@ Report report_from_json(const nlohmann::json& j) {
     j.at("timeline").get_to(r.timeline);
     j.at("sites").get_to(r.sites);
     if (j.contains("notes")) j.at("notes").get_to(r.notes);
+    if (j.contains("memcheck") && !j["memcheck"].is_null()) r.memcheck = j["memcheck"].get<MemcheckFigures>();
   } catch (const nlohmann::json::exception& e) {
     throw ReportError(std::string("malformed report: ") + e.what());
   }

@@ -96,6 +96,21 @@ struct SiteReport {
   std::vector<std::int64_t> live_bytes_at_samples;  // aligned with timeline.samples
 };
 
+// What Valgrind's memcheck itself found, beside tleak's figures (only when run under memcheck).
+struct MemcheckFigures {
+  // From a leak search tleak requested through client requests at the end of the run; memcheck
+  // reports definitely and indirectly lost together there.
+  std::int64_t lost_bytes = 0, lost_blocks = 0;
+  std::int64_t possibly_lost_bytes = 0, still_reachable_bytes = 0, suppressed_bytes = 0;
+  // From memcheck's own printed summary, when `tleak run --valgrind` ran it (else -1).
+  std::int64_t definitely_lost_bytes = -1, indirectly_lost_bytes = -1;
+  std::int64_t errors = -1;
+  std::int64_t tleak_host_leaked_bytes = 0;  // what memcheck can see of tleak's leaks
+  std::int64_t tleak_device_leaked_bytes = 0;  // what it cannot
+  bool agrees = false;
+  std::string agreement;  // one sentence
+};
+
 struct Report {
   std::string schema = kReportSchema;
   RunInfo run;
@@ -107,7 +122,11 @@ struct Report {
   Timeline timeline;
   std::vector<SiteReport> sites;
   std::vector<std::string> notes;  // facts the workload measured about itself
+  std::optional<MemcheckFigures> memcheck;
 };
+
+// Fills `agrees` and `agreement` from the figures (and whether the pool was annotated).
+void judge_agreement(MemcheckFigures& m, bool pool_annotated);
 
 // "constant in build_step (graph.cc:42)": the runtime call (if any) and the function that made it,
 // without parameters and namespaces, and where.

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "tleak/diagnosis/classifier.h"
 #include "tleak/diagnosis/report.h"
@@ -22,6 +23,7 @@ struct SessionOptions {
   bool valgrind_annotations = true;   // pool client requests
   std::size_t device_capacity = std::size_t{1} << 30;
   ClassifierOptions thresholds;
+  std::vector<std::string> notes;  // put first in the report's notes (e.g. sizes reduced under Valgrind)
   // Called after every iteration mark with (iterations done, iterations planned).
   std::function<void(std::uint64_t, std::uint64_t)> progress;
 };
