@@ -47,7 +47,7 @@ void BM_Diff100kSites(benchmark::State& state) {
   std::ofstream(b) << to_json(big_report(100000, 7)).dump();
   state.counters["file_MiB"] = static_cast<double>(std::filesystem::file_size(a)) / (1 << 20);
   for (auto _ : state) {
-    const Diff diff = diff_reports(read_report_file(a), read_report_file(b), false);
+    const Diff diff = diff_report_files(a, b, false);
     benchmark::DoNotOptimize(render_text(diff));
   }
   if (!std::getenv("TLEAK_KEEP_BENCH_FILES")) std::filesystem::remove_all(dir);

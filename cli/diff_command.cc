@@ -52,8 +52,7 @@ Command add_diff_command(CLI::App& app) {
     const diagnosis::FailPolicy policy = policy_from(*args);
     diagnosis::Diff diff;
     try {
-      diff = diagnosis::diff_reports(diagnosis::read_report_file(args->a), diagnosis::read_report_file(args->b),
-                                     args->force);
+      diff = diagnosis::diff_report_files(args->a, args->b, args->force);
     } catch (const diagnosis::ReportError& e) {
       throw UsageError(e.what());
     } catch (const diagnosis::DiffError& e) {

@@ -149,7 +149,7 @@ CheckResult judge(const Expectation& e, const diagnosis::Report& r) {
 CheckResult judge_against_baseline(const Expectation& e, const diagnosis::Report& fresh, const diagnosis::Report& baseline,
                                    const diagnosis::FailPolicy& policy) {
   CheckResult result{e, true, "", fresh.run.duration_seconds};
-  const diagnosis::Diff diff = diagnosis::diff_reports(baseline, fresh, false);
+  const diagnosis::Diff diff = diagnosis::diff_reports(diagnosis::summarize(baseline), diagnosis::summarize(fresh), false);
   result.passed = !diagnosis::fails(diff, policy);
   const auto regressions = diff.regressions();
   if (regressions.empty()) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <future>
 #include <sstream>
 #include <unordered_map>
 
@@ -86,46 +87,46 @@ std::vector<Regression> Diff::regressions() const {
   return all;
 }
 
-Diff diff_reports(const Report& a, const Report& b, bool force) {
-  if (a.run.scenario != b.run.scenario && !force) {
-    throw DiffError("the reports are of different scenarios ('" + a.run.scenario + "' and '" + b.run.scenario +
+Diff diff_reports(const ReportSummary& a, const ReportSummary& b, bool force) {
+  if (a.scenario != b.scenario && !force) {
+    throw DiffError("the reports are of different scenarios ('" + a.scenario + "' and '" + b.scenario +
                     "'); pass --force to compare them anyway");
   }
   Diff diff;
-  diff.scenario_a = a.run.scenario;
-  diff.scenario_b = b.run.scenario;
-  diff.variant_a = a.run.variant;
-  diff.variant_b = b.run.variant;
-  diff.forced = a.run.scenario != b.run.scenario;
+  diff.scenario_a = a.scenario;
+  diff.scenario_b = b.scenario;
+  diff.variant_a = a.variant;
+  diff.variant_b = b.variant;
+  diff.forced = a.scenario != b.scenario;
 
-  std::unordered_map<std::string, std::size_t> index;  // key -> position in diff.sites
+  std::unordered_map<std::string_view, std::size_t> index;  // key -> position in diff.sites
   index.reserve(a.sites.size() + b.sites.size());
   diff.sites.reserve(a.sites.size() + b.sites.size());
-  const auto slot = [&](const SiteReport& s) -> SiteDelta& {
-    auto [it, fresh] = index.try_emplace(site_key(s.frames), diff.sites.size());
+  const auto slot = [&](const SiteSummary& s) -> SiteDelta& {
+    auto [it, fresh] = index.try_emplace(s.key, diff.sites.size());
     if (fresh) {
       diff.sites.emplace_back();
       diff.sites.back().label = s.label;
     }
     return diff.sites[it->second];
   };
-  for (const SiteReport& s : a.sites) {
+  for (const SiteSummary& s : a.sites) {
     SiteDelta& d = slot(s);
     d.verdict_a = s.verdict;
     d.peak_live_a += s.peak_live_bytes;
     d.final_live_a += s.final_live_bytes;
     d.leaked_a += s.leaked_bytes;
-    d.slope_a += s.growth.slope_bytes_per_iteration;
-    d.retained_peak_a += s.retained.peak_dead_bytes;
+    d.slope_a += s.slope_bytes_per_iteration;
+    d.retained_peak_a += s.retained_peak_bytes;
   }
-  for (const SiteReport& s : b.sites) {
+  for (const SiteSummary& s : b.sites) {
     SiteDelta& d = slot(s);
     d.verdict_b = s.verdict;
     d.peak_live_b += s.peak_live_bytes;
     d.final_live_b += s.final_live_bytes;
     d.leaked_b += s.leaked_bytes;
-    d.slope_b += s.growth.slope_bytes_per_iteration;
-    d.retained_peak_b += s.retained.peak_dead_bytes;
+    d.slope_b += s.slope_bytes_per_iteration;
+    d.retained_peak_b += s.retained_peak_bytes;
   }
   for (SiteDelta& d : diff.sites) {
     const bool in_a = !d.verdict_a.empty(), in_b = !d.verdict_b.empty();
@@ -149,18 +150,18 @@ Diff diff_reports(const Report& a, const Report& b, bool force) {
     if (xr != yr) return xr;
     return x.magnitude > y.magnitude;
   });
-  DiffTotals& t = diff.totals;
-  t.peak_live_a = a.totals.peak_live_bytes;
-  t.peak_live_b = b.totals.peak_live_bytes;
-  t.final_live_a = a.totals.final_live_bytes;
-  t.final_live_b = b.totals.final_live_bytes;
-  t.leaked_a = a.totals.leaked_bytes;
-  t.leaked_b = b.totals.leaked_bytes;
-  t.retained_peak_a = a.total_retained.peak_dead_bytes;
-  t.retained_peak_b = b.total_retained.peak_dead_bytes;
-  t.slope_a = a.total_growth.slope_bytes_per_iteration;
-  t.slope_b = b.total_growth.slope_bytes_per_iteration;
+  diff.totals = {a.peak_live_bytes, b.peak_live_bytes, a.final_live_bytes, b.final_live_bytes, a.leaked_bytes,
+                 b.leaked_bytes, a.retained_peak_bytes, b.retained_peak_bytes, a.slope_bytes_per_iteration,
+                 b.slope_bytes_per_iteration};
   return diff;
+}
+
+Diff diff_report_files(const std::string& a, const std::string& b, bool force) {
+  // The two reads are independent and take most of the time: one on another core.
+  auto later = std::async(std::launch::async, [&] { return read_report_summary(b); });
+  const ReportSummary first = read_report_summary(a);
+  const ReportSummary second = later.get();
+  return diff_reports(first, second, force);
 }
 
 nlohmann::json to_json(const Diff& d) {

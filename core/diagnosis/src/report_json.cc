@@ -1,5 +1,7 @@
 #include "tleak/diagnosis/report_json.h"
 
+#include "tleak/diagnosis/report_summary.h"
+
 #include <fstream>
 #include <sstream>
 
@@ -94,20 +96,7 @@ Report report_from_json(const nlohmann::json& j) {
     throw ReportError("not a tleak report: no \"schema\" field");
   }
   const std::string schema = j["schema"];
-  const std::string prefix = "tleak.report/";
-  if (schema.rfind(prefix, 0) != 0) {
-    throw ReportError("not a tleak report: schema is \"" + schema + "\", expected \"" + kReportSchema + "\"");
-  }
-  int version = 0;
-  try {
-    version = std::stoi(schema.substr(prefix.size()));
-  } catch (const std::exception&) {
-    throw ReportError("not a tleak report: schema \"" + schema + "\" has no version number");
-  }
-  if (version > kReportSchemaVersion) {
-    throw ReportError("report schema \"" + schema + "\" is newer than this tleak reads (\"" +
-                      kReportSchema + "\"); upgrade tleak");
-  }
+  check_report_schema(schema);
   Report r;
   try {
     r.schema = schema;

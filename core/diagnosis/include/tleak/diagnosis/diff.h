@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tleak/diagnosis/report.h"
+#include "tleak/diagnosis/report_summary.h"
 
 namespace tleak::diagnosis {
 
@@ -65,7 +66,9 @@ class DiffError : public std::runtime_error {
 };
 
 // Throws DiffError when the reports are of different scenarios and `force` is false.
-Diff diff_reports(const Report& a, const Report& b, bool force);
+Diff diff_reports(const ReportSummary& a, const ReportSummary& b, bool force);
+// Reads both files (in parallel) and diffs them. Throws ReportError or DiffError.
+Diff diff_report_files(const std::string& a, const std::string& b, bool force);
 // The key a site is matched by: "function|module" of each frame, one per line.
 std::string site_key(const std::vector<Frame>& frames);
 

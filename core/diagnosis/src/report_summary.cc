@@ -1,0 +1,133 @@
+#include "tleak/diagnosis/report_summary.h"
+
+#include <simdjson.h>
+
+#include "tleak/diagnosis/diff.h"
+#include "tleak/diagnosis/report_json.h"
+
+namespace tleak::diagnosis {
+namespace {
+
+using simdjson::dom::element;
+
+// The member `name` of `object`; a missing or mistyped one is a malformed report, named by path.
+element member(const element& object, const char* name, const std::string& where) {
+  element value;
+  if (object[name].get(value) != simdjson::SUCCESS) {
+    throw ReportError("malformed report: no \"" + std::string(name) + "\" in " + where);
+  }
+  return value;
+}
+
+std::int64_t integer(const element& object, const char* name, const std::string& where) {
+  std::int64_t value = 0;
+  if (member(object, name, where).get(value) != simdjson::SUCCESS) {
+    throw ReportError("malformed report: \"" + std::string(name) + "\" in " + where + " is not an integer");
+  }
+  return value;
+}
+
+double number(const element& object, const char* name, const std::string& where) {
+  const element e = member(object, name, where);
+  double value = 0;
+  if (e.get(value) == simdjson::SUCCESS) return value;
+  std::int64_t whole = 0;
+  if (e.get(whole) == simdjson::SUCCESS) return static_cast<double>(whole);
+  throw ReportError("malformed report: \"" + std::string(name) + "\" in " + where + " is not a number");
+}
+
+std::string_view text(const element& object, const char* name, const std::string& where) {
+  std::string_view value;
+  if (member(object, name, where).get(value) != simdjson::SUCCESS) {
+    throw ReportError("malformed report: \"" + std::string(name) + "\" in " + where + " is not a string");
+  }
+  return value;
+}
+
+}  // namespace
+
+void check_report_schema(std::string_view schema) {
+  const std::string_view prefix = "tleak.report/";
+  if (schema.substr(0, prefix.size()) != prefix) {
+    throw ReportError("not a tleak report: schema is \"" + std::string(schema) + "\", expected \"" + kReportSchema + "\"");
+  }
+  int version = 0;
+  try {
+    version = std::stoi(std::string(schema.substr(prefix.size())));
+  } catch (const std::exception&) {
+    throw ReportError("not a tleak report: schema \"" + std::string(schema) + "\" has no version number");
+  }
+  if (version > kReportSchemaVersion) {
+    throw ReportError("report schema \"" + std::string(schema) + "\" is newer than this tleak reads (\"" + kReportSchema +
+                      "\"); upgrade tleak");
+  }
+}
+
+ReportSummary summarize(const Report& r) {
+  ReportSummary s{r.run.scenario, r.run.variant, r.totals.peak_live_bytes, r.totals.final_live_bytes,
+                  r.totals.leaked_bytes, r.total_retained.peak_dead_bytes, r.total_growth.slope_bytes_per_iteration, {}};
+  s.sites.reserve(r.sites.size());
+  for (const SiteReport& site : r.sites) {
+    s.sites.push_back({site_key(site.frames), site.label, site.verdict, site.peak_live_bytes, site.final_live_bytes,
+                       site.leaked_bytes, site.growth.slope_bytes_per_iteration, site.retained.peak_dead_bytes});
+  }
+  return s;
+}
+
+ReportSummary read_report_summary(const std::string& path) {
+  simdjson::padded_string json;
+  if (simdjson::padded_string::load(path).get(json) != simdjson::SUCCESS) {
+    throw ReportError(path + ": cannot open (missing or unreadable)");
+  }
+  simdjson::dom::parser parser;
+  element doc;
+  if (const auto error = parser.parse(json).get(doc); error != simdjson::SUCCESS) {
+    throw ReportError(path + ": not JSON (" + simdjson::error_message(error) + ")");
+  }
+  try {
+    std::string_view schema;
+    if (!doc.is_object() || doc["schema"].get(schema) != simdjson::SUCCESS) {
+      throw ReportError("not a tleak report: no \"schema\" field");
+    }
+    check_report_schema(schema);
+    ReportSummary s;
+    const element run = member(doc, "run", "the report");
+    s.scenario = text(run, "scenario", "run");
+    s.variant = text(run, "variant", "run");
+    const element totals = member(doc, "totals", "the report");
+    s.peak_live_bytes = integer(totals, "peak_live_bytes", "totals");
+    s.final_live_bytes = integer(totals, "final_live_bytes", "totals");
+    s.leaked_bytes = integer(totals, "leaked_bytes", "totals");
+    s.retained_peak_bytes = integer(member(doc, "total_retained", "the report"), "peak_dead_bytes", "total_retained");
+    s.slope_bytes_per_iteration = number(member(doc, "total_growth", "the report"), "slope_bytes_per_iteration", "total_growth");
+    simdjson::dom::array sites;
+    if (member(doc, "sites", "the report").get(sites) != simdjson::SUCCESS) throw ReportError("malformed report: \"sites\" is not an array");
+    s.sites.reserve(sites.size());
+    std::size_t index = 0;
+    for (const element site : sites) {
+      const std::string where = "sites[" + std::to_string(index++) + "]";
+      SiteSummary out;
+      simdjson::dom::array frames;
+      if (member(site, "frames", where).get(frames) != simdjson::SUCCESS) throw ReportError("malformed report: frames of " + where);
+      for (const element frame : frames) {
+        out.key += text(frame, "function", where);
+        out.key += '|';
+        out.key += text(frame, "module", where);
+        out.key += '\n';
+      }
+      out.label = text(site, "label", where);
+      out.verdict = text(site, "verdict", where);
+      out.peak_live_bytes = integer(site, "peak_live_bytes", where);
+      out.final_live_bytes = integer(site, "final_live_bytes", where);
+      out.leaked_bytes = integer(site, "leaked_bytes", where);
+      out.slope_bytes_per_iteration = number(member(site, "growth", where), "slope_bytes_per_iteration", where);
+      out.retained_peak_bytes = integer(member(site, "retained", where), "peak_dead_bytes", where);
+      s.sites.push_back(std::move(out));
+    }
+    return s;
+  } catch (const ReportError& e) {
+    throw ReportError(path + ": " + e.what());
+  }
+}
+
+}  // namespace tleak::diagnosis
