@@ -1,6 +1,8 @@
 // tleak run as a user runs it: a separate process, asserting on its exit code, stdout and stderr.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -182,6 +184,23 @@ INSTANTIATE_TEST_SUITE_P(
                  "threshold leak_min_bytes: 'lots' is not a non-negative number"},
         BadInput{{"frobnicate"}, "unknown command 'frobnicate'; commands: list, explain, run"},
         BadInput{{"explain", "nope"}, "unknown scenario 'nope'"}));
+
+TEST(RunCommand, ProgressLineOnlyWhenStderrIsATerminal) {
+  if (access("/usr/bin/script", X_OK) != 0) GTEST_SKIP() << "script(1) is not installed";
+  // script(1) gives the command a terminal; the progress line goes there, refreshed in place.
+  const ProcessResult tty = run_process("/usr/bin/script", {"-qec", std::string(TLEAK_BINARY) + " run clean-loop --format text", "/dev/null"});
+  EXPECT_EQ(tty.exit_code, 0);
+  EXPECT_NE(tty.out.find("\rtleak: iteration 20/20"), std::string::npos) << tty.out;
+  const ProcessResult piped = tleak({"run", "clean-loop", "--format", "text"});
+  EXPECT_EQ(piped.err, "");
+}
+
+TEST(RunCommand, ValgrindOptionSaysHowToInstallValgrindWhenMissing) {
+  const ProcessResult r = run_process("/usr/bin/env", {"PATH=/nonexistent", TLEAK_BINARY, "run", "clean-loop", "--valgrind"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--valgrind: valgrind is not installed (on Debian: apt-get install valgrind)"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");
+}
 
 TEST(RunCommand, OutputIntoADirectoryIsRefusedBeforeRunning) {
   TempDir dir;
