@@ -4,6 +4,7 @@
 
 #include "cli_error.h"
 #include "commands.h"
+#include "fail_policy.h"
 #include "tleak/diagnosis/atomic_file.h"
 #include "tleak/diagnosis/report_json.h"
 #include "tleak/scenarios/checks.h"
@@ -20,23 +21,6 @@ struct CheckArgs {
   std::string max_increase;
 };
 
-diagnosis::FailPolicy policy_from(const CheckArgs& args) {
-  diagnosis::FailPolicy policy;
-  for (const std::string& kind : args.fail_on) {
-    if (kind == "leak" || kind == "any") policy.kinds.push_back(diagnosis::RegressionKind::kLeak);
-    if (kind == "growth" || kind == "any") policy.kinds.push_back(diagnosis::RegressionKind::kGrowth);
-    if (kind == "retained" || kind == "any") policy.kinds.push_back(diagnosis::RegressionKind::kRetained);
-  }
-  if (!args.max_increase.empty()) {
-    try {
-      policy.max_increase = diagnosis::parse_size(args.max_increase);
-    } catch (const std::invalid_argument& e) {
-      throw UsageError(std::string("--max-increase: ") + e.what());
-    }
-  }
-  return policy;
-}
-
 }  // namespace
 
 Command add_check_command(CLI::App& app) {
@@ -51,7 +35,7 @@ Command add_check_command(CLI::App& app) {
   sub->add_option("--max-increase", args->max_increase, "With --baseline: tolerate regressions up to this many bytes");
   return [args] {
     if (args->update_baseline && args->baseline.empty()) throw UsageError("--update-baseline needs --baseline DIR");
-    const diagnosis::FailPolicy policy = policy_from(*args);
+    const diagnosis::FailPolicy policy = policy_from(args->fail_on, args->max_increase);
     std::vector<scenarios::Expectation> checks;
     try {
       checks = scenarios::read_checks_file(args->checks);

@@ -3,6 +3,7 @@
 
 #include "cli_error.h"
 #include "commands.h"
+#include "fail_policy.h"
 #include "tleak/diagnosis/diff.h"
 #include "tleak/diagnosis/report_json.h"
 
@@ -16,24 +17,6 @@ struct DiffArgs {
   std::string max_increase;
   bool force = false;
 };
-
-diagnosis::FailPolicy policy_from(const DiffArgs& args) {
-  diagnosis::FailPolicy policy;
-  for (const std::string& kind : args.fail_on) {
-    if (kind == "leak" || kind == "any") policy.kinds.push_back(diagnosis::RegressionKind::kLeak);
-    if (kind == "growth" || kind == "any") policy.kinds.push_back(diagnosis::RegressionKind::kGrowth);
-    if (kind == "retained" || kind == "any") policy.kinds.push_back(diagnosis::RegressionKind::kRetained);
-    if (kind == "any") policy.kinds.push_back(diagnosis::RegressionKind::kPeak);
-  }
-  if (!args.max_increase.empty()) {
-    try {
-      policy.max_increase = diagnosis::parse_size(args.max_increase);
-    } catch (const std::invalid_argument& e) {
-      throw UsageError(std::string("--max-increase: ") + e.what());
-    }
-  }
-  return policy;
-}
 
 }  // namespace
 
@@ -49,7 +32,7 @@ Command add_diff_command(CLI::App& app) {
                   "Tolerate regressions up to this many bytes (1MiB, 512KiB, ...); fail when the total peak grows more");
   sub->add_flag("--force", args->force, "Compare reports of different scenarios");
   return [args] {
-    const diagnosis::FailPolicy policy = policy_from(*args);
+    const diagnosis::FailPolicy policy = policy_from(args->fail_on, args->max_increase);
     diagnosis::Diff diff;
     try {
       diff = diagnosis::diff_report_files(args->a, args->b, args->force);

@@ -238,6 +238,17 @@ bool fails(const Diff& diff, const FailPolicy& policy) {
   return false;
 }
 
+FailPolicy fail_policy(const std::vector<std::string>& kinds, const std::string& max_increase) {
+  FailPolicy policy;
+  for (const std::string& kind : kinds) {
+    if (kind == "leak" || kind == "any") policy.kinds.push_back(RegressionKind::kLeak);
+    if (kind == "growth" || kind == "any") policy.kinds.push_back(RegressionKind::kGrowth);
+    if (kind == "retained" || kind == "any") policy.kinds.push_back(RegressionKind::kRetained);
+  }
+  if (!max_increase.empty()) policy.max_increase = parse_size(max_increase);
+  return policy;
+}
+
 std::int64_t parse_size(const std::string& text) {
   std::size_t used = 0;
   double number = 0;

@@ -82,6 +82,9 @@ struct FailPolicy {
   std::optional<std::int64_t> max_increase;
 };
 bool fails(const Diff& diff, const FailPolicy& policy);
+// The policy for --fail-on names ("leak", "growth", "retained", "any": the three) and an optional
+// --max-increase size text. Throws std::invalid_argument naming a bad size.
+FailPolicy fail_policy(const std::vector<std::string>& kinds, const std::string& max_increase);
 
 // "1MiB", "512 KiB", "2G", "1.5MB", "4096": bytes. Throws std::invalid_argument naming the text.
 std::int64_t parse_size(const std::string& text);
