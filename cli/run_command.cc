@@ -105,7 +105,9 @@ Command add_run_command(CLI::App& app) {
   sub->add_option("--fail-on", args->fail_on, "Exit 1 when a site has this verdict")
       ->check(CLI::IsMember({"leak", "growth", "retained", "any"}));
   sub->add_option("--threshold", args->thresholds,
-                  "Override a classifier threshold, name=value (repeatable; names as in the report)");
+                  "Override a classifier threshold, name=value (repeatable; names as in the report)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   sub->add_flag("--no-track", args->no_track, "Run on the raw allocators (cost baseline; no sites)");
   sub->add_flag("--no-valgrind-annotations", args->no_valgrind_annotations,
                 "Do not register pool blocks with memcheck (shows what it misses)");
