@@ -32,8 +32,7 @@ Command add_check_command(CLI::App& app) {
   sub->add_option("--junit", args->junit, "Also write JUnit XML results to FILE");
   sub->add_option("--fail-on", args->fail_on, "With --baseline: regression kinds that fail (default any)")
       ->check(CLI::IsMember({"leak", "growth", "retained", "any"}))
-      ->expected(1)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+      ->allow_extra_args(false);
   sub->add_option("--max-increase", args->max_increase, "With --baseline: tolerate regressions up to this many bytes");
   return [args] {
     if (args->update_baseline && args->baseline.empty()) throw UsageError("--update-baseline needs --baseline DIR");

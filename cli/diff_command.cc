@@ -28,8 +28,7 @@ Command add_diff_command(CLI::App& app) {
   sub->add_option("--format", args->format, "text (default) or json")->check(CLI::IsMember({"text", "json"}));
   sub->add_option("--fail-on", args->fail_on, "Exit 1 on a regression of this kind (repeatable)")
       ->check(CLI::IsMember({"leak", "growth", "retained", "any"}))
-      ->expected(1)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+      ->allow_extra_args(false);
   sub->add_option("--max-increase", args->max_increase,
                   "Tolerate regressions up to this many bytes (1MiB, 512KiB, ...); fail when the total peak grows more");
   sub->add_flag("--force", args->force, "Compare reports of different scenarios");

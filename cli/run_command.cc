@@ -106,8 +106,7 @@ Command add_run_command(CLI::App& app) {
       ->check(CLI::IsMember({"leak", "growth", "retained", "any"}));
   sub->add_option("--threshold", args->thresholds,
                   "Override a classifier threshold, name=value (repeatable; names as in the report)")
-      ->expected(1)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+      ->allow_extra_args(false);
   sub->add_flag("--no-track", args->no_track, "Run on the raw allocators (cost baseline; no sites)");
   sub->add_flag("--no-valgrind-annotations", args->no_valgrind_annotations,
                 "Do not register pool blocks with memcheck (shows what it misses)");
