@@ -87,6 +87,9 @@ TEST(RunCommand, AppendLoopFixedIsBounded) {
   const json report = run_json({"append-loop", "--variant", "fixed"});
   EXPECT_EQ(report["summary"]["verdict"], "bounded");
   EXPECT_EQ(report["summary"]["growth_sites"], 0);
+  // Each --threshold takes one value: the scenario may follow it.
+  const ProcessResult before = tleak({"run", "--threshold", "growth_min_rise_bytes=1048576", "append-loop"});
+  EXPECT_EQ(before.exit_code, 0) << before.err;
 }
 
 TEST(RunCommand, StackDepthDoesNotChangeTheVerdict) {
