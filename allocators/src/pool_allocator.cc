@@ -1,7 +1,9 @@
 #include "tleak/pool_allocator.h"
 
 #include <sys/mman.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <mutex>
@@ -15,6 +17,11 @@ namespace {
 // memcheck keys a mempool by an anchor address. A pool destroyed with live blocks keeps its
 // mempool registered (the leak must stay visible), so `this` could later be reused as the key of a
 // new pool; a never-reused key avoids that. The keys are never dereferenced.
+std::size_t half_of_physical_memory() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page > 0 ? static_cast<std::size_t>(pages) * static_cast<std::size_t>(page) / 2 : std::size_t{1} << 32;
+}
+
 const void* unique_pool_anchor() {
   static std::atomic<std::uintptr_t> next{0x7a00};
   return reinterpret_cast<const void*>(next.fetch_add(64));
@@ -23,7 +30,10 @@ const void* unique_pool_anchor() {
 }  // namespace
 
 PoolAllocator::PoolAllocator(PoolOptions options)
-    : options_(std::move(options)), anchor_(unique_pool_anchor()), heap_(options_.name) {
+    : options_(std::move(options)),
+      max_reserved_(options_.max_reserved != 0 ? options_.max_reserved : half_of_physical_memory()),
+      anchor_(unique_pool_anchor()),
+      heap_(options_.name) {
   if (options_.chunk_size == 0 || options_.chunk_size % 4096 != 0) {
     throw AllocatorError(AllocatorErrorKind::kInvalidSize,
                          options_.name + ": chunk size must be a positive multiple of 4 KiB");
@@ -60,6 +70,13 @@ void* PoolAllocator::grow_and_allocate(std::size_t size, std::size_t alignment,
       alignment > detail::BestFitHeap::kGranule ? alignment - detail::BestFitHeap::kGranule : 0;
   const std::size_t want = detail::BestFitHeap::round_up(size) + slack;
   const std::size_t chunk = (want + options_.chunk_size - 1) / options_.chunk_size * options_.chunk_size;
+  const auto reserved = static_cast<std::size_t>(stats_.bytes_reserved.current);
+  if (chunk > max_reserved_ - std::min(reserved, max_reserved_)) {
+    throw AllocatorError(AllocatorErrorKind::kOutOfMemory,
+                         options_.name + ": out of memory: asked for " + format_bytes(static_cast<double>(size)) + ", " +
+                             format_bytes(static_cast<double>(reserved)) + " reserved of a limit of " +
+                             format_bytes(static_cast<double>(max_reserved_)));
+  }
   void* base = mmap(nullptr, chunk, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (base == MAP_FAILED) {
     throw AllocatorError(AllocatorErrorKind::kOutOfMemory,

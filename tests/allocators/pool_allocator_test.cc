@@ -113,6 +113,25 @@ TEST(PoolAllocator, RejectsBadCallsWithoutChangingState) {
   EXPECT_EQ(pool.stats().deallocate_calls, 1u);
 }
 
+TEST(PoolAllocator, RefusesToReserveBeyondItsLimit) {
+  PoolOptions options;
+  options.name = "host";
+  options.max_reserved = 4 << 20;
+  PoolAllocator pool(options);
+  void* a = pool.allocate(3 << 20);  // a 4 MiB chunk: exactly the limit, with 1 MiB free in it
+  try {
+    pool.allocate((1 << 20) + 64);  // does not fit the free MiB: would need another chunk
+    FAIL();
+  } catch (const AllocatorError& e) {
+    EXPECT_EQ(e.kind(), AllocatorErrorKind::kOutOfMemory);
+    EXPECT_STREQ(e.what(), "host: out of memory: asked for 1.0 MiB, 4.0 MiB reserved of a limit of 4.0 MiB");
+  }
+  EXPECT_EQ(pool.stats().bytes_reserved.current, 4 << 20);
+  pool.deallocate(a);
+  EXPECT_EQ(pool.release_cached(), std::size_t{4} << 20);
+  pool.deallocate(pool.allocate(1 << 20));  // room again
+}
+
 TEST(PoolAllocator, ErrorMessagesNameTheProblem) {
   PoolOptions options;
   options.name = "host";

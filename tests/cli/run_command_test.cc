@@ -186,7 +186,10 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{{"run", "clean-loop", "--threshold", "leak_min_bytes=lots"},
                  "threshold leak_min_bytes: 'lots' is not a non-negative number"},
         BadInput{{"frobnicate"}, "unknown command 'frobnicate'; commands: list, explain, run"},
-        BadInput{{"explain", "nope"}, "unknown scenario 'nope'"}));
+        BadInput{{"explain", "nope"}, "unknown scenario 'nope'"},
+        // Scale 100 asks for a 100,000 x 100,000 device tensor: a clear refusal, not a crash.
+        BadInput{{"run", "xla-large-intermediate", "--scale", "100"}, "device: out of memory: asked for"},
+        BadInput{{"run", "xla-rebind-loop", "--scale", "100"}, "host-pool: out of memory: asked for"}));
 
 TEST(RunCommand, ProgressLineOnlyWhenStderrIsATerminal) {
   if (access("/usr/bin/script", X_OK) != 0) GTEST_SKIP() << "script(1) is not installed";

@@ -23,6 +23,9 @@ struct PoolOptions {
   std::size_t chunk_size = std::size_t{2} << 20;
   // Register blocks with memcheck. Off shows what memcheck misses inside a pool.
   bool valgrind_annotations = true;
+  // The most the pool may reserve; a request that would pass it fails with kOutOfMemory instead of
+  // leaving the kernel to kill the process later. 0: half of this machine's physical memory.
+  std::size_t max_reserved = 0;
 };
 
 class PoolAllocator final : public Allocator {
@@ -48,6 +51,7 @@ class PoolAllocator final : public Allocator {
   void* grow_and_allocate(std::size_t size, std::size_t alignment, std::size_t* block_size);
 
   const PoolOptions options_;
+  const std::size_t max_reserved_;
   const void* const anchor_;  // memcheck's key for this pool's mempool
   mutable detail::SpinLock lock_;
   detail::BestFitHeap heap_;
