@@ -1,5 +1,6 @@
 #include <cstdio>
 #include <memory>
+#include <string>
 
 #include "cli_error.h"
 #include "commands.h"
@@ -13,9 +14,14 @@ namespace {
 void print_measured(const scenarios::Scenario& scenario, const std::string& variant) {
   const diagnosis::Report r = diagnosis::run_workload(scenario.run, session_options(scenario, variant, ""));
   std::printf("  %s: %s\n", variant.c_str(), r.summary.sentence.c_str());
-  std::printf("  %*s  peak live %s, peak reserved %s, leaked %s\n", static_cast<int>(variant.size()), "",
+  std::string per_allocator;
+  for (const diagnosis::AllocatorTotals& a : r.totals.allocators) {
+    if (a.peak_live_bytes == 0) continue;
+    per_allocator += (per_allocator.empty() ? "" : ", ") + a.name + " " + format_bytes(static_cast<double>(a.peak_live_bytes));
+  }
+  std::printf("  %*s  peak live %s (%s), leaked %s\n", static_cast<int>(variant.size()), "",
               format_bytes(static_cast<double>(r.totals.peak_live_bytes)).c_str(),
-              format_bytes(static_cast<double>(r.totals.peak_reserved_bytes)).c_str(),
+              per_allocator.empty() ? "nothing tracked" : per_allocator.c_str(),
               format_bytes(static_cast<double>(r.totals.leaked_bytes)).c_str());
   for (const std::string& note : r.notes) std::printf("  %*s  %s\n", static_cast<int>(variant.size()), "", note.c_str());
 }
