@@ -21,8 +21,13 @@ std::string short_function(std::string name) {
   for (const std::string noise : {"(anonymous namespace)::", "tleak::"}) {
     for (auto at = name.find(noise); at != std::string::npos; at = name.find(noise)) name.erase(at, noise.size());
   }
-  // Cut the parameter list: the first '(' after which the name does not continue with "::".
-  if (const auto paren = name.find('('); paren != std::string::npos && paren > 0) name.resize(paren);
+  // Cut the parameter list at the first '(' that does not belong to "operator()".
+  auto paren = name.find('(');
+  if (paren != std::string::npos && paren >= 8 && name.compare(paren - 8, 8, "operator") == 0 &&
+      name.compare(paren, 2, "()") == 0) {
+    paren = name.find('(', paren + 2);
+  }
+  if (paren != std::string::npos && paren > 0) name.resize(paren);
   // Keep "Class::method" at most.
   const auto last = name.rfind("::");
   if (last != std::string::npos && last > 0) {
