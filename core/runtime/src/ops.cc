@@ -123,10 +123,10 @@ Tensor source(Runtime& rt, const char* name, Shape shape, Attrs attrs) {
 
 }  // namespace
 
-Tensor constant(Runtime& rt, std::vector<float> values, Shape shape) {
+Tensor constant(Runtime& rt, const std::vector<float>& values, Shape shape) {
   return make_constant(rt, values, std::move(shape), DType::kFloat32);
 }
-Tensor constant_int(Runtime& rt, std::vector<std::int32_t> values, Shape shape) {
+Tensor constant_int(Runtime& rt, const std::vector<std::int32_t>& values, Shape shape) {
   return make_constant(rt, values, std::move(shape), DType::kInt32);
 }
 Tensor scalar(Runtime& rt, float value) { return constant(rt, {value}, {}); }

@@ -18,8 +18,8 @@ namespace tleak::runtime {
 class Generator;
 
 // Creation. `placement` defaults to the current PlacementScope, else host.
-Tensor constant(Runtime& rt, std::vector<float> values, Shape shape);
-Tensor constant_int(Runtime& rt, std::vector<std::int32_t> values, Shape shape);
+Tensor constant(Runtime& rt, const std::vector<float>& values, Shape shape);
+Tensor constant_int(Runtime& rt, const std::vector<std::int32_t>& values, Shape shape);
 Tensor scalar(Runtime& rt, float value);
 Tensor fill(Runtime& rt, Shape shape, float value);
 Tensor range(Runtime& rt, std::int64_t n);  // 0, 1, ..., n-1 as float32
