@@ -122,6 +122,22 @@ TEST_P(FixedUnderMemcheck, NoErrorsAndNothingDefinitelyLost) {
   EXPECT_EQ(r.summary.definitely_lost, 0) << r.process.err;
 }
 
+// Every leaky scenario: memcheck finds exactly the host bytes tleak reports leaked, and no error
+// other than those leaks.
+class LeakyUnderMemcheck : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(LeakyUnderMemcheck, MemcheckLosesExactlyWhatTleakReportsLeaked) {
+  const MemcheckRun r = memcheck({GetParam(), "--variant", "leaky"});
+  ASSERT_EQ(r.process.exit_code, 0) << r.process.err;
+  const json& m = r.report["memcheck"];
+  EXPECT_EQ(r.summary.definitely_lost + r.summary.indirectly_lost, m["tleak_host_leaked_bytes"].get<std::int64_t>())
+      << r.process.err;
+  EXPECT_TRUE(m["agrees"].get<bool>()) << m["agreement"];
+  EXPECT_EQ(r.process.err.find("Invalid read"), std::string::npos) << r.process.err;
+  EXPECT_EQ(r.process.err.find("Invalid write"), std::string::npos) << r.process.err;
+  EXPECT_EQ(r.process.err.find("uninitialised"), std::string::npos) << r.process.err;
+}
+
 std::vector<std::string> all_scenarios() {
   const auto list = testing::run_process(TLEAK_BINARY, {"list"});
   std::istringstream lines(list.out);
@@ -132,12 +148,14 @@ std::vector<std::string> all_scenarios() {
   return ids;
 }
 
-INSTANTIATE_TEST_SUITE_P(Catalogue, FixedUnderMemcheck, ::testing::ValuesIn(all_scenarios()),
-                         [](const ::testing::TestParamInfo<std::string>& param) {
-                           std::string name = param.param;
-                           std::replace(name.begin(), name.end(), '-', '_');
-                           return name;
-                         });
+std::string test_name(const ::testing::TestParamInfo<std::string>& param) {
+  std::string name = param.param;
+  std::replace(name.begin(), name.end(), '-', '_');
+  return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Catalogue, FixedUnderMemcheck, ::testing::ValuesIn(all_scenarios()), test_name);
+INSTANTIATE_TEST_SUITE_P(Catalogue, LeakyUnderMemcheck, ::testing::ValuesIn(all_scenarios()), test_name);
 
 }  // namespace
 }  // namespace tleak
