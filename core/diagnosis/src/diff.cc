@@ -110,24 +110,18 @@ Diff diff_reports(const ReportSummary& a, const ReportSummary& b, bool force) {
     }
     return diff.sites[it->second];
   };
-  for (const SiteSummary& s : a.sites) {
+  // Adds a site's figures to side A or B of its delta (sites with equal frames are summed).
+  const auto accumulate = [&](const SiteSummary& s, bool side_b) {
     SiteDelta& d = slot(s);
-    d.verdict_a = s.verdict;
-    d.peak_live_a += s.peak_live_bytes;
-    d.final_live_a += s.final_live_bytes;
-    d.leaked_a += s.leaked_bytes;
-    d.slope_a += s.slope_bytes_per_iteration;
-    d.retained_peak_a += s.retained_peak_bytes;
-  }
-  for (const SiteSummary& s : b.sites) {
-    SiteDelta& d = slot(s);
-    d.verdict_b = s.verdict;
-    d.peak_live_b += s.peak_live_bytes;
-    d.final_live_b += s.final_live_bytes;
-    d.leaked_b += s.leaked_bytes;
-    d.slope_b += s.slope_bytes_per_iteration;
-    d.retained_peak_b += s.retained_peak_bytes;
-  }
+    (side_b ? d.verdict_b : d.verdict_a) = s.verdict;
+    (side_b ? d.peak_live_b : d.peak_live_a) += s.peak_live_bytes;
+    (side_b ? d.final_live_b : d.final_live_a) += s.final_live_bytes;
+    (side_b ? d.leaked_b : d.leaked_a) += s.leaked_bytes;
+    (side_b ? d.slope_b : d.slope_a) += s.slope_bytes_per_iteration;
+    (side_b ? d.retained_peak_b : d.retained_peak_a) += s.retained_peak_bytes;
+  };
+  for (const SiteSummary& s : a.sites) accumulate(s, false);
+  for (const SiteSummary& s : b.sites) accumulate(s, true);
   for (SiteDelta& d : diff.sites) {
     const bool in_a = !d.verdict_a.empty(), in_b = !d.verdict_b.empty();
     compare(d, d.label);

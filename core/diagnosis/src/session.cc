@@ -105,17 +105,13 @@ void fill_totals(Report& report, const Recording* rec, const std::vector<Allocat
   }
 }
 
-TimelineSample to_sample(const MarkSample& m) {
-  return {m.iteration, m.clock, m.live_bytes, m.live_blocks, m.allocator_live_bytes, m.allocator_reserved_bytes};
-}
-
 void fill_findings(Report& report, const Recording& rec, const Diagnosis& diagnosis,
                    const TrackingContext& context) {
   report.total_growth = diagnosis.total_growth;
   report.total_retained = diagnosis.total_retained;
   report.timeline.stride = rec.mark_stride;
-  for (const MarkSample& m : rec.marks) report.timeline.samples.push_back(to_sample(m));
-  report.timeline.after_teardown = to_sample(rec.final_mark);
+  report.timeline.samples = rec.marks;
+  report.timeline.after_teardown = rec.final_mark;
 
   Symbolizer symbolizer;
   for (const SiteFinding& f : diagnosis.sites) {

@@ -30,8 +30,8 @@ struct MarkSample {
   std::uint64_t clock = 0;
   std::int64_t live_bytes = 0;
   std::int64_t live_blocks = 0;
-  std::vector<std::int64_t> allocator_live_bytes;      // per registered allocator
-  std::vector<std::int64_t> allocator_reserved_bytes;  // per registered allocator
+  std::vector<std::int64_t> allocator_live_bytes;      // per registered allocator, in order
+  std::vector<std::int64_t> allocator_reserved_bytes;  // per registered allocator, in order
 };
 
 struct SiteRecord {

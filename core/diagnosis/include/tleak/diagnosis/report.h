@@ -63,14 +63,8 @@ struct Summary {
   std::uint64_t leak_sites = 0, growth_sites = 0, retained_sites = 0, bounded_sites = 0;
 };
 
-struct TimelineSample {
-  std::uint64_t iteration = 0;
-  std::uint64_t clock = 0;
-  std::int64_t live_bytes = 0;
-  std::int64_t live_blocks = 0;
-  std::vector<std::int64_t> allocator_live_bytes;      // in the order of totals.allocators
-  std::vector<std::int64_t> allocator_reserved_bytes;
-};
+// One iteration mark's figures, as the recorder took them.
+using TimelineSample = MarkSample;
 
 struct Timeline {
   std::uint64_t stride = 1;  // one sample every `stride` iterations
