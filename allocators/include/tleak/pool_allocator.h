@@ -41,7 +41,6 @@ class PoolAllocator final : public Allocator {
   AllocatorStats stats() const override;
   std::string_view name() const override { return options_.name; }
   MemorySpace space() const override { return MemorySpace::kHost; }
-  bool annotating() const { return options_.valgrind_annotations; }
 
  protected:
   void* do_allocate(std::size_t size, std::size_t alignment, AllocTag tag) override;

@@ -72,7 +72,6 @@ class TrackingAllocator final : public Allocator {
   std::vector<BlockInfo> live_blocks() const;
 
   Allocator& inner() { return inner_; }
-  TrackingContext& context() { return context_; }
   AllocatorStats stats() const override { return inner_.stats(); }
   std::string_view name() const override { return inner_.name(); }
   MemorySpace space() const override { return inner_.space(); }

@@ -143,19 +143,27 @@ Tensor range_int(Runtime& rt, std::int64_t n) {
   return source(rt, "range", {n}, attrs);
 }
 
-Tensor random_normal(Generator& generator, Shape shape, float mean, float stddev) {
+namespace {
+
+// A draw of `name` ("random_normal" or "random_uniform") with parameters a and b, from `generator`'s
+// state, or, without one, as a pure function of `seed`.
+Tensor random_source(Runtime& rt, const char* name, Shape shape, float a, float b, Generator* generator,
+                     std::uint64_t seed) {
   Attrs attrs;
-  attrs.a = mean;
-  attrs.b = stddev;
-  attrs.generator = &generator;
-  return source(generator.runtime(), "random_normal", std::move(shape), attrs);
+  attrs.a = a;
+  attrs.b = b;
+  attrs.generator = generator;
+  attrs.seed = seed;
+  return source(rt, name, std::move(shape), attrs);
+}
+
+}  // namespace
+
+Tensor random_normal(Generator& generator, Shape shape, float mean, float stddev) {
+  return random_source(generator.runtime(), "random_normal", std::move(shape), mean, stddev, &generator, 0);
 }
 Tensor random_uniform(Generator& generator, Shape shape, float low, float high) {
-  Attrs attrs;
-  attrs.a = low;
-  attrs.b = high;
-  attrs.generator = &generator;
-  return source(generator.runtime(), "random_uniform", std::move(shape), attrs);
+  return random_source(generator.runtime(), "random_uniform", std::move(shape), low, high, &generator, 0);
 }
 Tensor random_normal(Runtime& rt, Shape shape, float mean, float stddev) {
   return random_normal(rt.generator(), std::move(shape), mean, stddev);
@@ -164,18 +172,10 @@ Tensor random_uniform(Runtime& rt, Shape shape, float low, float high) {
   return random_uniform(rt.generator(), std::move(shape), low, high);
 }
 Tensor stateless_random_normal(Runtime& rt, Shape shape, std::uint64_t seed, float mean, float stddev) {
-  Attrs attrs;
-  attrs.a = mean;
-  attrs.b = stddev;
-  attrs.seed = seed;
-  return source(rt, "random_normal", std::move(shape), attrs);
+  return random_source(rt, "random_normal", std::move(shape), mean, stddev, nullptr, seed);
 }
 Tensor stateless_random_uniform(Runtime& rt, Shape shape, std::uint64_t seed, float low, float high) {
-  Attrs attrs;
-  attrs.a = low;
-  attrs.b = high;
-  attrs.seed = seed;
-  return source(rt, "random_uniform", std::move(shape), attrs);
+  return random_source(rt, "random_uniform", std::move(shape), low, high, nullptr, seed);
 }
 
 Tensor add(const Tensor& a, const Tensor& b) { return binary("add", a, b); }

@@ -33,9 +33,8 @@ class Function {
   Mode mode() const { return mode_; }
   std::size_t cache_size() const { return cache_.size(); }
   std::size_t trace_count() const { return traces_; }
-  // The executable (JIT) or graph of the most recent call's signature; null in eager mode.
+  // The executable of the most recent call's signature; null outside JIT mode.
   const Executable* last_executable() const { return last_ != nullptr ? last_->executable.get() : nullptr; }
-  const Graph* last_graph() const { return last_ != nullptr ? last_->graph.get() : nullptr; }
   // Drops every trace and executable (and what they hold: constants, arenas).
   void clear_cache();
 

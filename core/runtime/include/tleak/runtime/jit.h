@@ -31,7 +31,6 @@ class Executable {
   std::vector<Tensor> run(const std::vector<Tensor>& inputs);
 
   std::size_t arena_bytes(Placement placement) const;
-  std::size_t step_count() const { return steps_.size(); }
   std::size_t fused_kernel_count() const;
   std::size_t fused_op_count() const;  // ops folded into fused kernels
   std::size_t temp_count() const;      // values placed in the arenas
