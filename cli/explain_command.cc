@@ -12,7 +12,7 @@ namespace tleak::cli {
 namespace {
 
 void print_measured(const scenarios::Scenario& scenario, const std::string& variant) {
-  const diagnosis::Report r = diagnosis::run_workload(scenario.run, session_options(scenario, variant, ""));
+  const diagnosis::Report r = diagnosis::run_workload(scenario.run, run_options(scenario, {variant, "", std::nullopt, std::nullopt}));
   std::printf("  %s: %s\n", variant.c_str(), r.summary.sentence.c_str());
   std::string per_allocator;
   for (const diagnosis::AllocatorTotals& a : r.totals.allocators) {

@@ -6,11 +6,11 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "cli_error.h"
 #include "commands.h"
 #include "scenario_lookup.h"
-#include "tleak/detail/valgrind_annotations.h"
 #include "tleak/diagnosis/atomic_file.h"
 #include "tleak/diagnosis/memcheck_run.h"
 #include "tleak/diagnosis/report_json.h"
@@ -115,7 +115,10 @@ Command add_run_command(CLI::App& app) {
 
   return [args] {
     const scenarios::Scenario& scenario = require_scenario(args->scenario);
-    diagnosis::SessionOptions options = session_options(scenario, args->variant, args->mode);
+    diagnosis::SessionOptions options = run_options(
+        scenario, {args->variant, args->mode,
+                   args->iterations != 0 ? std::optional(args->iterations) : std::nullopt,
+                   args->scale_given ? std::optional(args->scale) : std::nullopt});
     if (!args->output.empty()) {
       try {
         diagnosis::check_writable(args->output);  // refuse before a long run, not after
@@ -128,23 +131,12 @@ Command add_run_command(CLI::App& app) {
     } catch (const diagnosis::ReportError& e) {
       throw UsageError(e.what());
     }
-    if (args->iterations != 0) options.params.iterations = args->iterations;
-    options.params.scale = args->scale;
     options.stack_depth = args->stack_depth;
     options.track = !args->no_track;
     options.valgrind_annotations = !args->no_valgrind_annotations;
     Progress progress;
     options.progress = [&progress](std::uint64_t done, std::uint64_t total) { progress(done, total); };
 
-    if (valgrind::running_on_valgrind()) {
-      // memcheck runs programs some 20-50 times slower: smaller defaults, said in the report.
-      if (!args->scale_given) options.params.scale = 0.25;
-      if (args->iterations == 0) options.params.iterations = std::min<std::uint64_t>(options.params.iterations, 10);
-      options.params.under_valgrind = true;
-      options.device_capacity = std::size_t{128} << 20;  // a smaller reservation for memcheck to shadow
-      options.notes.push_back("under Valgrind: scale " + std::to_string(options.params.scale) + ", " +
-                              std::to_string(options.params.iterations) + " iterations unless given");
-    }
     diagnosis::Report report;
     if (args->valgrind) {
       const std::string log = !args->output.empty()

@@ -1,6 +1,6 @@
 #include "scenario_lookup.h"
 
-#include <algorithm>
+#include <stdexcept>
 
 #include "cli_error.h"
 
@@ -19,19 +19,12 @@ const scenarios::Scenario& require_scenario(const std::string& id) {
   throw UsageError("unknown scenario '" + id + "'; known scenarios: " + join(known, ", "));
 }
 
-diagnosis::SessionOptions session_options(const scenarios::Scenario& scenario, const std::string& variant,
-                                          const std::string& mode) {
-  const std::string chosen = mode.empty() ? scenario.modes.front() : mode;
-  if (std::find(scenario.modes.begin(), scenario.modes.end(), chosen) == scenario.modes.end()) {
-    throw UsageError("scenario '" + scenario.id + "' does not run in mode '" + chosen +
-                     "' (it supports: " + join(scenario.modes, ", ") + ")");
+diagnosis::SessionOptions run_options(const scenarios::Scenario& scenario, const scenarios::RunChoice& choice) {
+  try {
+    return scenarios::session_options(scenario, choice);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
   }
-  diagnosis::SessionOptions options;
-  options.scenario = scenario.id;
-  options.params.variant = variant;
-  options.params.mode = chosen;
-  options.params.iterations = scenario.default_iterations;
-  return options;
 }
 
 }  // namespace tleak::cli

@@ -3,7 +3,6 @@
 #include <string>
 #include <vector>
 
-#include "tleak/diagnosis/session.h"
 #include "tleak/scenarios/scenario.h"
 
 namespace tleak::cli {
@@ -11,9 +10,7 @@ namespace tleak::cli {
 // The scenario with this id; throws UsageError listing the known ids otherwise.
 const scenarios::Scenario& require_scenario(const std::string& id);
 std::string join(const std::vector<std::string>& items, const char* separator);
-// Options to run `scenario` as `tleak run` would by default; throws UsageError for a mode it does
-// not support. An empty mode means the scenario's own.
-diagnosis::SessionOptions session_options(const scenarios::Scenario& scenario, const std::string& variant,
-                                          const std::string& mode);
+// scenarios::session_options, with a mode the scenario does not run in as a UsageError.
+diagnosis::SessionOptions run_options(const scenarios::Scenario& scenario, const scenarios::RunChoice& choice);
 
 }  // namespace tleak::cli

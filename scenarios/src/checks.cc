@@ -111,12 +111,7 @@ diagnosis::Report run_expectation(Expectation& e) {
   const Scenario* s = find_scenario(e.scenario);
   if (s == nullptr) throw CheckError("unknown scenario " + quote(e.scenario));
   if (e.mode.empty()) e.mode = s->modes.front();
-  diagnosis::SessionOptions options;
-  options.scenario = s->id;
-  options.params.variant = e.variant;
-  options.params.mode = e.mode;
-  options.params.iterations = e.iterations.value_or(s->default_iterations);
-  return diagnosis::run_workload(s->run, options);
+  return diagnosis::run_workload(s->run, session_options(*s, {e.variant, e.mode, e.iterations, std::nullopt}));
 }
 
 CheckResult judge(const Expectation& e, const diagnosis::Report& r) {

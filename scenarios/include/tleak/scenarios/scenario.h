@@ -3,10 +3,13 @@
 // marks iterations. It never tells the engine what it expects to be found.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "tleak/diagnosis/session.h"
 #include "tleak/diagnosis/workload.h"
 
 namespace tleak::scenarios {
@@ -27,5 +30,18 @@ struct Scenario {
 const std::vector<Scenario>& all_scenarios();
 // nullptr when no scenario has this id.
 const Scenario* find_scenario(std::string_view id);
+
+// What a command chose; anything left empty takes the scenario's default.
+struct RunChoice {
+  std::string variant = "leaky";
+  std::string mode;
+  std::optional<std::uint64_t> iterations;
+  std::optional<double> scale;
+};
+
+// The options every command runs `scenario` with. Under Valgrind, sizes not chosen shrink (scale
+// 0.25, at most 10 iterations, a 128 MiB device), and a note in the report says what was used.
+// Throws std::invalid_argument for a mode the scenario does not run in.
+diagnosis::SessionOptions session_options(const Scenario& scenario, const RunChoice& choice);
 
 }  // namespace tleak::scenarios
