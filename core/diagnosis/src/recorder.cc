@@ -36,7 +36,7 @@ SiteRecord& Recorder::site(SiteId id, std::size_t allocator) {
 }
 
 void Recorder::on_allocate(const BlockInfo& block) {
-  std::lock_guard lock(mutex_);
+  std::lock_guard lock(lock_);
   const std::size_t a = allocator_index(block.allocator);
   SiteRecord& s = site(block.site, a);
   const auto size = static_cast<std::int64_t>(block.size);
@@ -58,7 +58,7 @@ void Recorder::on_allocate(const BlockInfo& block) {
 }
 
 void Recorder::on_free(const FreeEvent& event) {
-  std::lock_guard lock(mutex_);
+  std::lock_guard lock(lock_);
   const BlockInfo& block = event.block;
   const std::size_t a = allocator_index(block.allocator);
   SiteRecord& s = site(block.site, a);
@@ -102,7 +102,7 @@ MarkSample Recorder::sample(std::uint64_t iteration, std::uint64_t clock,
 
 void Recorder::mark(std::uint64_t iteration, std::uint64_t clock,
                     const std::vector<AllocatorStats>& stats) {
-  std::lock_guard lock(mutex_);
+  std::lock_guard lock(lock_);
   ++recording_.iterations;
   for (std::size_t a = 0; a < stats.size() && a < allocators_.size(); ++a) {
     recording_.allocator_peak_reserved_bytes[a] =
@@ -128,7 +128,7 @@ void Recorder::mark(std::uint64_t iteration, std::uint64_t clock,
 
 Recording Recorder::finish(std::uint64_t clock, const std::vector<AllocatorStats>& stats,
                            const std::vector<BlockInfo>& still_live) {
-  std::lock_guard lock(mutex_);
+  std::lock_guard lock(lock_);
   recording_.end_clock = clock;
   recording_.final_mark = sample(recording_.iterations, clock, stats);
   for (const BlockInfo& block : still_live) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tleak/allocator.h"
+#include "tleak/detail/spin_lock.h"
 #include "tleak/diagnosis/point_timeline.h"
 #include "tleak/ids.h"
 #include "tleak/tracking_events.h"
@@ -109,7 +110,8 @@ class Recorder final : public EventSink {
 
   const std::vector<const Allocator*> allocators_;
   const RecorderLimits limits_;
-  mutable std::mutex mutex_;
+  // Taken inside the tracker's lock on every allocation and free: a spin lock, like the tracker's.
+  mutable detail::SpinLock lock_;
   Recording recording_;
   std::vector<std::int64_t> allocator_live_bytes_;
   std::int64_t live_bytes_ = 0;
