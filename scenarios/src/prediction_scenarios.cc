@@ -150,16 +150,18 @@ void predict_shared_session(WorkloadContext& ctx) {
       ctx.mark_iteration();
     }
   } else {
-    // A fixed pool of worker threads takes every request.
+    // A fixed pool of worker threads takes every request, round robin, so every worker serves in
+    // every iteration whatever the scheduler does (the measured figures stay the same run to run).
     constexpr int kWorkers = 4;
     std::mutex mutex;
     std::condition_variable wake;
-    std::deque<std::uint64_t> queue;
+    std::vector<std::deque<std::uint64_t>> queues(kWorkers);
     std::uint64_t done = 0;
     bool stopping = false;
     std::vector<std::thread> pool;
     for (int w = 0; w < kWorkers; ++w) {
-      pool.emplace_back([&] {
+      pool.emplace_back([&, w] {
+        std::deque<std::uint64_t>& queue = queues[static_cast<std::size_t>(w)];
         for (;;) {
           std::unique_lock lock(mutex);
           wake.wait(lock, [&] { return stopping || !queue.empty(); });
@@ -178,7 +180,9 @@ void predict_shared_session(WorkloadContext& ctx) {
     for (std::uint64_t i = 0; i < ctx.params().iterations; ++i) {
       {
         std::unique_lock lock(mutex);
-        for (int r = 0; r < kRequestsPerThread; ++r) queue.push_back(i * 100 + static_cast<std::uint64_t>(r));
+        for (int r = 0; r < kRequestsPerThread; ++r) {
+          queues[static_cast<std::size_t>(r % kWorkers)].push_back(i * 100 + static_cast<std::uint64_t>(r));
+        }
         wake.notify_all();
         wake.wait(lock, [&] { return done == (i + 1) * kRequestsPerThread; });
       }
