@@ -1,5 +1,7 @@
 #include "tleak/runtime/jit.h"
 
+#include "fused_code.h"
+
 #include <algorithm>
 #include <map>
 
@@ -9,7 +11,6 @@
 namespace tleak::runtime {
 namespace {
 
-constexpr std::int64_t kTile = 1024;
 constexpr std::size_t kAlign = 64;
 
 std::size_t bytes_of(const TensorSpec& spec) {
@@ -111,21 +112,22 @@ Executable::Executable(const Graph& graph, const std::vector<int>& outputs, JitO
     const Node& node = nodes_[i];
     if (!needed[i] || node.op == nullptr || node.op->produces_constant) continue;
     if (group_of[i] < 0) {
-      steps_.push_back({static_cast<int>(i), node.op, node.inputs, {}, node.op->name});
+      steps_.push_back({static_cast<int>(i), node.op, node.inputs, {}, 0, node.op->name});
       continue;
     }
     const auto& members = groups[static_cast<std::size_t>(group_of[i])];
     if (members.back() != static_cast<int>(i)) continue;
     Step step;
     step.node = static_cast<int>(i);
-    std::map<int, int> register_of;  // member node -> instruction index
+    std::map<int, int> instruction_of;  // member node -> its instruction
+    auto& code = step.program.instructions;
     for (int member : members) {
       const Node& m = nodes_[static_cast<std::size_t>(member)];
-      Instruction instruction{m.op, {true, 0}, {true, 0}};
+      detail::FusedInstruction instruction{m.op, {}, {}, -1};
       for (std::size_t k = 0; k < m.inputs.size(); ++k) {
         const int input = m.inputs[k];
-        Operand operand;
-        if (const auto r = register_of.find(input); r != register_of.end()) {
+        detail::FusedOperand operand;
+        if (const auto r = instruction_of.find(input); r != instruction_of.end()) {
           operand = {false, r->second};
         } else {
           auto pos = std::find(step.inputs.begin(), step.inputs.end(), input);
@@ -134,10 +136,18 @@ Executable::Executable(const Graph& graph, const std::vector<int>& outputs, JitO
         }
         (k == 0 ? instruction.x : instruction.y) = operand;
       }
-      register_of[member] = static_cast<int>(step.program.size());
-      step.program.push_back(instruction);
+      instruction_of[member] = static_cast<int>(code.size());
+      code.push_back(instruction);
       step.name += (step.name.empty() ? "fused:" : "+") + std::string(m.op->name);
     }
+    // Shapes are fixed per executable, so which inputs are one repeated value is known now.
+    const std::int64_t n_out = num_elements(node.spec.shape);
+    for (int input : step.inputs) {
+      step.program.scalar_input.push_back(num_elements(nodes_[static_cast<std::size_t>(input)].spec.shape) == 1 && n_out != 1);
+    }
+    detail::assign_registers(step.program);
+    // Outputs shorter than one vector would only run the interpreter's tail: no code for them.
+    if (options_.generate_code && n_out >= detail::FusedCode::kLanes) step.code = detail::FusedCode::generate(step.program);
     steps_.push_back(std::move(step));
   }
   plan_storage(outputs);
@@ -182,43 +192,14 @@ void Executable::plan_storage(const std::vector<int>& outputs) {
 void Executable::run_fused(const Step& step, const std::vector<Tensor>& values, const Tensor& out) const {
   const std::int64_t n = out.size();
   std::vector<const float*> inputs;
-  std::vector<bool> scalar;
-  for (int input : step.inputs) {
-    const Tensor& t = values[static_cast<std::size_t>(input)];
-    inputs.push_back(static_cast<const float*>(t.buffer()->data()));
-    scalar.push_back(t.size() == 1 && n != 1);
-  }
-  std::vector<float> registers(step.program.size() * kTile);
+  for (int input : step.inputs) inputs.push_back(static_cast<const float*>(values[static_cast<std::size_t>(input)].buffer()->data()));
   float* result = static_cast<float*>(out.buffer()->data());
-  for (std::int64_t start = 0; start < n; start += kTile) {
-    const std::int64_t len = std::min(kTile, n - start);
-    const auto locate = [&](const Operand& o, bool* is_scalar) -> const float* {
-      if (!o.external) {
-        *is_scalar = false;
-        return registers.data() + static_cast<std::size_t>(o.index) * kTile;
-      }
-      *is_scalar = scalar[static_cast<std::size_t>(o.index)];
-      const float* base = inputs[static_cast<std::size_t>(o.index)];
-      return *is_scalar ? base : base + start;
-    };
-    for (std::size_t k = 0; k < step.program.size(); ++k) {
-      const Instruction& ins = step.program[k];
-      // The last instruction writes straight into the output: one pass over memory.
-      float* dst = k + 1 == step.program.size() ? result + start : registers.data() + k * kTile;
-      bool xs = false, ys = false;
-      const float* x = locate(ins.x, &xs);
-      if (ins.op->unary_tile != nullptr) {
-        if (xs) {
-          std::fill_n(dst, len, ins.op->unary(x[0]));
-        } else {
-          ins.op->unary_tile(x, dst, len);
-        }
-      } else {
-        const float* y = locate(ins.y, &ys);
-        ins.op->binary_tile(x, xs, y, ys, dst, len);
-      }
-    }
+  std::int64_t done = 0;
+  if (step.code) {
+    done = n / detail::FusedCode::kLanes * detail::FusedCode::kLanes;
+    step.code->run(inputs.data(), result, done);
   }
+  detail::interpret(step.program, inputs.data(), result, done, n);  // the tail, or all of it
 }
 
 std::vector<Tensor> Executable::run(const std::vector<Tensor>& inputs) {
@@ -255,7 +236,7 @@ std::vector<Tensor> Executable::run(const std::vector<Tensor>& inputs) {
     rt_.begin_op(step.name);
     std::vector<Tensor> in;
     for (int input : step.inputs) in.push_back(values[static_cast<std::size_t>(input)]);
-    if (step.program.empty()) {
+    if (step.program.instructions.empty()) {
       step.op->kernel(rt_, in, node.attrs, out);
     } else {
       run_fused(step, values, out);
@@ -272,13 +253,17 @@ std::vector<Tensor> Executable::run(const std::vector<Tensor>& inputs) {
 std::size_t Executable::arena_bytes(Placement placement) const { return arena_size_[static_cast<int>(placement)]; }
 
 std::size_t Executable::fused_kernel_count() const {
-  return static_cast<std::size_t>(std::count_if(steps_.begin(), steps_.end(), [](const Step& s) { return !s.program.empty(); }));
+  return static_cast<std::size_t>(std::count_if(steps_.begin(), steps_.end(), [](const Step& s) { return !s.program.instructions.empty(); }));
 }
 
 std::size_t Executable::fused_op_count() const {
   std::size_t ops = 0;
-  for (const Step& s : steps_) ops += s.program.size();
+  for (const Step& s : steps_) ops += s.program.instructions.size();
   return ops;
+}
+
+std::size_t Executable::generated_kernel_count() const {
+  return static_cast<std::size_t>(std::count_if(steps_.begin(), steps_.end(), [](const Step& s) { return s.code != nullptr; }));
 }
 
 std::size_t Executable::temp_count() const {

@@ -12,12 +12,19 @@
 #include <string>
 #include <vector>
 
+#include "tleak/runtime/detail/fused_program.h"
 #include "tleak/runtime/graph.h"
 
 namespace tleak::runtime {
+namespace detail {
+class FusedCode;
+}
 
 struct JitOptions {
   bool reuse_buffers = true;
+  // Fused kernels as machine code where the CPU and the ops allow; off, they are interpreted tile
+  // by tile (same results, more passes over cache).
+  bool generate_code = true;
 };
 
 class Executable {
@@ -33,22 +40,16 @@ class Executable {
   std::size_t arena_bytes(Placement placement) const;
   std::size_t fused_kernel_count() const;
   std::size_t fused_op_count() const;  // ops folded into fused kernels
+  std::size_t generated_kernel_count() const;  // fused kernels running as machine code
   std::size_t temp_count() const;      // values placed in the arenas
 
  private:
-  struct Operand {
-    bool external;  // an input of the fused kernel (else a register of an earlier instruction)
-    int index;
-  };
-  struct Instruction {
-    const detail::OpDef* op;
-    Operand x, y;
-  };
   struct Step {
     int node;                           // the node whose value this step produces
     const detail::OpDef* op = nullptr;  // unfused: the op to run
     std::vector<int> inputs;            // nodes read
-    std::vector<Instruction> program;   // fused: evaluated per tile; result is the last register
+    detail::FusedProgram program;       // fused: what the kernel computes (empty when unfused)
+    std::shared_ptr<const detail::FusedCode> code;  // fused and generated; else interpreted
     std::string name;
   };
   struct Slot {
