@@ -112,7 +112,7 @@ Executable::Executable(const Graph& graph, const std::vector<int>& outputs, JitO
     const Node& node = nodes_[i];
     if (!needed[i] || node.op == nullptr || node.op->produces_constant) continue;
     if (group_of[i] < 0) {
-      steps_.push_back({static_cast<int>(i), node.op, node.inputs, {}, 0, node.op->name});
+      steps_.push_back({static_cast<int>(i), node.op, node.inputs, {}, nullptr, node.op->name});
       continue;
     }
     const auto& members = groups[static_cast<std::size_t>(group_of[i])];

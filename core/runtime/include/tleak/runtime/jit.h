@@ -1,8 +1,10 @@
 // The JIT: compiles a traced graph into an Executable. Chains of elementwise ops whose
-// intermediates have one consumer fuse into one kernel that makes a single pass over memory (tiles
-// of the inputs are combined in cache, intermediates never materialize); other ops call their
-// kernels (Eigen for matmul and reductions). Every temporary lives in one arena per placement that
-// the executable allocates when compiled and keeps for as long as it lives (cached, usually).
+// intermediates have one consumer fuse into one kernel that makes a single pass over memory:
+// generated machine code that keeps the running value in a vector register where the CPU and the
+// ops allow (fused_code), else a tile interpreter that combines cache-sized tiles of the inputs
+// (fused_program); intermediates never materialize either way. Other ops call their kernels (Eigen
+// for matmul and reductions). Every temporary lives in one arena per placement that the
+// executable allocates when compiled and keeps for as long as it lives (cached, usually).
 // With liveness-based reuse a temp takes space a dead one left; without it every temp is distinct
 // and all of them are held until the computation completes. Outputs get buffers of their own.
 #pragma once
