@@ -75,6 +75,34 @@ TEST_F(MemoryTest, FusedChainOfEightOpsAllocatesOneOutputAndNoIntermediates) {
   EXPECT_EQ(out.size(), kN);
 }
 
+// The chain as a body with one local per step: eagerly, every intermediate lives until it returns.
+std::vector<Tensor> chain8_locals(const std::vector<Tensor>& a, const std::vector<std::int64_t>&) {
+  const Tensor s1 = add(a[0], a[1]), s2 = mul(s1, a[1]), s3 = tanh(s2), s4 = square(s3);
+  const Tensor s5 = sub(s4, a[1]), s6 = exp(s5), s7 = neg(s6);
+  return {relu(s7)};
+}
+
+// The most bytes allocated beyond the inputs over two calls (the first traces and compiles), on a
+// pool of its own so no earlier test's peak hides it.
+std::int64_t peak_beyond_inputs(const Function::Body& body, Mode mode) {
+  PoolAllocator pool;
+  DeviceAllocator device({.name = "device", .capacity = 1 << 20});
+  Runtime rt(pool, device);
+  const Tensor x = fill(rt, {kN}, 0.5f), y = fill(rt, {kN}, 0.25f);
+  const std::int64_t inputs = pool.stats().bytes_in_use.current;
+  Function f(rt, "chain", body, mode);
+  f({x, y});
+  f({x, y});
+  return pool.stats().bytes_in_use.peak - inputs;
+}
+
+TEST(MemoryPeak, FusedChainHoldsOnlyItsOutputWhereEagerHoldsTwoOrEight) {
+  EXPECT_EQ(peak_beyond_inputs(chain8, Mode::kEager), 2 * kBytes);         // an op's input and output
+  EXPECT_EQ(peak_beyond_inputs(chain8_locals, Mode::kEager), 8 * kBytes);  // all eight results
+  EXPECT_EQ(peak_beyond_inputs(chain8, Mode::kJit), kBytes);               // the output alone
+  EXPECT_EQ(peak_beyond_inputs(chain8_locals, Mode::kJit), kBytes);        // locals make no buffers when traced
+}
+
 TEST_F(MemoryTest, DefaultGraphGrowsByTheBytesOfItsConstants) {
   Graph graph(rt_);
   GraphScope scope(graph);
