@@ -152,8 +152,9 @@ class AvxKernel final : public FusedCode, private Xbyak::CodeGenerator {
 
 }  // namespace
 
-std::unique_ptr<FusedCode> FusedCode::generate(const FusedProgram& program) {
-  if (!cpu_has_avx() || program.instructions.empty()) return nullptr;
+std::unique_ptr<FusedCode> FusedCode::generate(const FusedProgram& program, std::int64_t elements) {
+  // An output shorter than one vector would run only the interpreter's tail.
+  if (elements < kLanes || !cpu_has_avx() || program.instructions.empty()) return nullptr;
   std::vector<VectorOp> ops;
   for (const FusedInstruction& ins : program.instructions) {
     VectorOp op;
@@ -174,7 +175,7 @@ std::unique_ptr<FusedCode> FusedCode::generate(const FusedProgram& program) {
 
 #else
 
-std::unique_ptr<FusedCode> FusedCode::generate(const FusedProgram&) { return nullptr; }
+std::unique_ptr<FusedCode> FusedCode::generate(const FusedProgram&, std::int64_t) { return nullptr; }
 
 #endif
 

@@ -51,6 +51,7 @@ void assign_registers(FusedProgram& program) {
 
 void interpret(const FusedProgram& program, const float* const* inputs, float* out, std::int64_t begin,
                std::int64_t end) {
+  if (begin >= end) return;  // generated code did it all: no registers to make
   std::vector<float> registers(static_cast<std::size_t>(program.register_count * kRegisterStride));
   const auto& code = program.instructions;
   for (std::int64_t start = begin; start < end; start += kTile) {

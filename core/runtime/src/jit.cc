@@ -146,8 +146,7 @@ Executable::Executable(const Graph& graph, const std::vector<int>& outputs, JitO
       step.program.scalar_input.push_back(num_elements(nodes_[static_cast<std::size_t>(input)].spec.shape) == 1 && n_out != 1);
     }
     detail::assign_registers(step.program);
-    // Outputs shorter than one vector would only run the interpreter's tail: no code for them.
-    if (options_.generate_code && n_out >= detail::FusedCode::kLanes) step.code = detail::FusedCode::generate(step.program);
+    if (options_.generate_code) step.code = detail::FusedCode::generate(step.program, n_out);
     steps_.push_back(std::move(step));
   }
   plan_storage(outputs);
@@ -189,10 +188,10 @@ void Executable::plan_storage(const std::vector<int>& outputs) {
   }
 }
 
-void Executable::run_fused(const Step& step, const std::vector<Tensor>& values, const Tensor& out) const {
+void Executable::run_fused(const Step& step, std::span<const Tensor> in, const Tensor& out) const {
   const std::int64_t n = out.size();
   std::vector<const float*> inputs;
-  for (int input : step.inputs) inputs.push_back(static_cast<const float*>(values[static_cast<std::size_t>(input)].buffer()->data()));
+  for (const Tensor& t : in) inputs.push_back(static_cast<const float*>(t.buffer()->data()));
   float* result = static_cast<float*>(out.buffer()->data());
   std::int64_t done = 0;
   if (step.code) {
@@ -239,7 +238,7 @@ std::vector<Tensor> Executable::run(const std::vector<Tensor>& inputs) {
     if (step.program.instructions.empty()) {
       step.op->kernel(rt_, in, node.attrs, out);
     } else {
-      run_fused(step, values, out);
+      run_fused(step, in, out);
     }
     for (const Tensor& t : in) rt_.use(t);
     rt_.use(out);

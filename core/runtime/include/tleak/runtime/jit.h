@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -61,7 +62,7 @@ class Executable {
   };
 
   void plan_storage(const std::vector<int>& outputs);
-  void run_fused(const Step& step, const std::vector<Tensor>& values, const Tensor& out) const;
+  void run_fused(const Step& step, std::span<const Tensor> in, const Tensor& out) const;
 
   Runtime& rt_;
   JitOptions options_;
