@@ -1,28 +1,18 @@
 // Memory behaviour of each mode, read from the allocators' own statistics.
+#include "elementwise_chains.h"
 #include "runtime_fixture.h"
 
 namespace tleak::runtime {
 namespace {
 
 using testing::RuntimeTest;
+using chains::arithmetic8_locals;
+using chains::transcendental8;
 
 class MemoryTest : public RuntimeTest {};
 
 constexpr std::int64_t kN = 1 << 16;  // 256 KiB of floats
 constexpr std::int64_t kBytes = kN * 4;
-
-std::vector<Tensor> chain8(const std::vector<Tensor>& a, const std::vector<std::int64_t>&) {
-  Tensor t = a[0];
-  t = add(t, a[1]);
-  t = mul(t, a[1]);
-  t = tanh(t);
-  t = square(t);
-  t = sub(t, a[1]);
-  t = exp(t);
-  t = neg(t);
-  t = relu(t);
-  return {t};
-}
 
 TEST_F(MemoryTest, EagerLoopThatRebindsHoldsAtMostTwoResults) {
   const auto base = pool_.stats().bytes_in_use.current;
@@ -35,7 +25,7 @@ TEST_F(MemoryTest, EagerLoopThatRebindsHoldsAtMostTwoResults) {
 
 TEST_F(MemoryTest, TracedExecutorPeakIsBelowTheEagerSumOfTheChain) {
   const Tensor x = random_tensor({kN}), y = random_tensor({kN});
-  Function graph(rt_, "chain", chain8, Mode::kGraph);
+  Function graph(rt_, "chain", transcendental8, Mode::kGraph);
   graph({x, y});  // trace, and run once
   const std::int64_t held = pool_.stats().bytes_in_use.current;  // inputs and the trace's graph
   const Tensor out = graph({x, y})[0];
@@ -64,7 +54,7 @@ TEST_F(MemoryTest, JitReuseNeedsASmallerArenaThanDistinctTemps) {
 
 TEST_F(MemoryTest, FusedChainOfEightOpsAllocatesOneOutputAndNoIntermediates) {
   const Tensor x = random_tensor({kN}), y = random_tensor({kN});
-  Function jit(rt_, "chain", chain8, Mode::kJit);
+  Function jit(rt_, "chain", transcendental8, Mode::kJit);
   jit({x, y});  // compile
   EXPECT_EQ(jit.last_executable()->fused_kernel_count(), 1u);
   EXPECT_EQ(jit.last_executable()->fused_op_count(), 8u);
@@ -73,13 +63,6 @@ TEST_F(MemoryTest, FusedChainOfEightOpsAllocatesOneOutputAndNoIntermediates) {
   const Tensor out = jit({x, y})[0];
   EXPECT_EQ(pool_.stats().allocate_calls - calls, 1u);
   EXPECT_EQ(out.size(), kN);
-}
-
-// The chain as a body with one local per step: eagerly, every intermediate lives until it returns.
-std::vector<Tensor> chain8_locals(const std::vector<Tensor>& a, const std::vector<std::int64_t>&) {
-  const Tensor s1 = add(a[0], a[1]), s2 = mul(s1, a[1]), s3 = tanh(s2), s4 = square(s3);
-  const Tensor s5 = sub(s4, a[1]), s6 = exp(s5), s7 = neg(s6);
-  return {relu(s7)};
 }
 
 // The most bytes allocated beyond the inputs over two calls (the first traces and compiles), on a
@@ -97,10 +80,10 @@ std::int64_t peak_beyond_inputs(const Function::Body& body, Mode mode) {
 }
 
 TEST(MemoryPeak, FusedChainHoldsOnlyItsOutputWhereEagerHoldsTwoOrEight) {
-  EXPECT_EQ(peak_beyond_inputs(chain8, Mode::kEager), 2 * kBytes);         // an op's input and output
-  EXPECT_EQ(peak_beyond_inputs(chain8_locals, Mode::kEager), 8 * kBytes);  // all eight results
-  EXPECT_EQ(peak_beyond_inputs(chain8, Mode::kJit), kBytes);               // the output alone
-  EXPECT_EQ(peak_beyond_inputs(chain8_locals, Mode::kJit), kBytes);        // locals make no buffers when traced
+  EXPECT_EQ(peak_beyond_inputs(transcendental8, Mode::kEager), 2 * kBytes);    // an op's input and output
+  EXPECT_EQ(peak_beyond_inputs(arithmetic8_locals, Mode::kEager), 8 * kBytes);  // all eight results
+  EXPECT_EQ(peak_beyond_inputs(transcendental8, Mode::kJit), kBytes);           // the output alone
+  EXPECT_EQ(peak_beyond_inputs(arithmetic8_locals, Mode::kJit), kBytes);        // traced, locals make no buffers
 }
 
 TEST_F(MemoryTest, DefaultGraphGrowsByTheBytesOfItsConstants) {
@@ -114,7 +97,7 @@ TEST_F(MemoryTest, DefaultGraphGrowsByTheBytesOfItsConstants) {
 }
 
 TEST_F(MemoryTest, ASecondShapeAddsACacheEntryARepeatedOneDoesNot) {
-  Function jit(rt_, "chain", chain8, Mode::kJit);
+  Function jit(rt_, "chain", transcendental8, Mode::kJit);
   jit({random_tensor({100}), random_tensor({100})});
   const auto blocks = pool_.stats().blocks_in_use.current;
   jit({random_tensor({100}), random_tensor({100})});
