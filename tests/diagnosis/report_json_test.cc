@@ -48,6 +48,24 @@ TEST(ReportJson, RoundTripsEveryField) {
   EXPECT_EQ(j["sites"][0]["frames"][0].contains("address"), false);  // never raw addresses
 }
 
+TEST(ReportJson, AbsentValuesAreNullAndComeBackAbsent) {
+  Report original = sample_report();
+  nlohmann::json j = to_json(original);
+  EXPECT_TRUE(j["memcheck"].is_null());
+  EXPECT_TRUE(j["total_growth"]["plateau_iteration"].is_null());
+  EXPECT_FALSE(report_from_json(j).memcheck.has_value());
+  EXPECT_FALSE(report_from_json(j).total_growth.plateau_iteration.has_value());
+
+  original.memcheck = MemcheckFigures{.lost_bytes = 4096, .lost_blocks = 1, .agrees = true, .agreement = "agree"};
+  j = to_json(original);
+  EXPECT_EQ(j["memcheck"]["lost_bytes"], 4096);
+  const Report back = report_from_json(j);
+  ASSERT_TRUE(back.memcheck.has_value());
+  EXPECT_EQ(back.memcheck->lost_blocks, 1);
+  EXPECT_EQ(back.memcheck->agreement, "agree");
+  EXPECT_EQ(to_json(back), j);
+}
+
 TEST(ReportJson, RefusesWhatIsNotAReport) {
   EXPECT_THROW(
       {

@@ -3,7 +3,30 @@
 #include "tleak/diagnosis/report_summary.h"
 
 #include <fstream>
+#include <optional>
 #include <sstream>
+
+// An absent value (a plateau not reached, memcheck not run) is null in JSON. nlohmann-json 3.11 has
+// no std::optional support of its own; this is the serializer its documentation gives for it.
+NLOHMANN_JSON_NAMESPACE_BEGIN
+template <typename T>
+struct adl_serializer<std::optional<T>> {
+  static void to_json(json& j, const std::optional<T>& value) {
+    if (value) {
+      j = *value;
+    } else {
+      j = nullptr;
+    }
+  }
+  static void from_json(const json& j, std::optional<T>& value) {
+    if (j.is_null()) {
+      value.reset();
+    } else {
+      value = j.get<T>();
+    }
+  }
+};
+NLOHMANN_JSON_NAMESPACE_END
 
 namespace tleak {
 
@@ -22,30 +45,9 @@ void from_json(const nlohmann::json& j, Frame& f) {
 
 namespace diagnosis {
 
-void to_json(nlohmann::json& j, const GrowthFigures& g) {
-  j = {{"assessed", g.assessed},
-       {"slope_bytes_per_iteration", g.slope_bytes_per_iteration},
-       {"confidence", g.confidence},
-       {"tail_slope_bytes_per_iteration", g.tail_slope_bytes_per_iteration},
-       {"rise_bytes", g.rise_bytes},
-       {"samples", g.samples},
-       {"first_iteration", g.first_iteration},
-       {"last_iteration", g.last_iteration},
-       {"plateau_iteration", g.plateau_iteration ? nlohmann::json(*g.plateau_iteration) : nlohmann::json()}};
-}
-void from_json(const nlohmann::json& j, GrowthFigures& g) {
-  j.at("assessed").get_to(g.assessed);
-  j.at("slope_bytes_per_iteration").get_to(g.slope_bytes_per_iteration);
-  j.at("confidence").get_to(g.confidence);
-  j.at("tail_slope_bytes_per_iteration").get_to(g.tail_slope_bytes_per_iteration);
-  j.at("rise_bytes").get_to(g.rise_bytes);
-  j.at("samples").get_to(g.samples);
-  j.at("first_iteration").get_to(g.first_iteration);
-  j.at("last_iteration").get_to(g.last_iteration);
-  const auto& plateau = j.at("plateau_iteration");
-  g.plateau_iteration = plateau.is_null() ? std::nullopt : std::optional(plateau.get<std::uint64_t>());
-}
-
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(GrowthFigures, assessed, slope_bytes_per_iteration, confidence,
+                                   tail_slope_bytes_per_iteration, rise_bytes, samples,
+                                   first_iteration, last_iteration, plateau_iteration)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RetainedFigures, measured, drag_ops_max, drag_iterations_max,
                                    drag_ops_mean, drag_share, peak_dead_bytes, peak_if_freed_at_last_use_bytes,
                                    resolution_ops)
@@ -88,7 +90,7 @@ nlohmann::json to_json(const Report& r) {
           {"timeline", r.timeline},
           {"sites", r.sites},
           {"notes", r.notes},
-          {"memcheck", r.memcheck ? nlohmann::json(*r.memcheck) : nlohmann::json()}};
+          {"memcheck", r.memcheck}};
 }
 
 Report report_from_json(const nlohmann::json& j) {
@@ -109,7 +111,7 @@ Report report_from_json(const nlohmann::json& j) {
     j.at("timeline").get_to(r.timeline);
     j.at("sites").get_to(r.sites);
     if (j.contains("notes")) j.at("notes").get_to(r.notes);
-    if (j.contains("memcheck") && !j["memcheck"].is_null()) r.memcheck = j["memcheck"].get<MemcheckFigures>();
+    if (j.contains("memcheck")) j.at("memcheck").get_to(r.memcheck);
   } catch (const nlohmann::json::exception& e) {
     throw ReportError(std::string("malformed report: ") + e.what());
   }
