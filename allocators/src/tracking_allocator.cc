@@ -61,7 +61,7 @@ void* TrackingAllocator::do_allocate(std::size_t size, std::size_t alignment, Al
   void* ptr = inner_.allocate(size, alignment, tag);
 
   std::lock_guard lock(context_.lock_);
-  const Stamp now{context_.clock_.now(), context_.clock_.iteration()};
+  const Stamp now = context_.stamp();
   BlockInfo block{BlockId(context_.next_block_++), context_.stacks_.intern(stack, hash), &inner_,
                   ptr, size, tag, now, now};
   live_.insert(ptr, block);
@@ -84,7 +84,7 @@ void TrackingAllocator::do_deallocate(void* ptr) {
       --counts_.live_blocks;
       counts_.live_bytes -= event.block.size;
       if (context_.sink_ != nullptr) {
-        event.freed = Stamp{context_.clock_.now(), context_.clock_.iteration()};
+        event.freed = context_.stamp();
         context_.sink_->on_free(event);
       }
     }
@@ -101,7 +101,7 @@ bool TrackingAllocator::use(const void* ptr) {
     ++counts_.untracked_uses;
     return false;
   }
-  block->last_use = Stamp{context_.clock_.now(), context_.clock_.iteration()};
+  block->last_use = context_.stamp();
   ++block->uses;
   ++counts_.uses;
   return true;

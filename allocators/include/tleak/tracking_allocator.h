@@ -41,6 +41,8 @@ class TrackingContext {
 
  private:
   friend class TrackingAllocator;
+  Stamp stamp() const { return {clock_.now(), clock_.iteration()}; }  // when an event happens
+
   const TrackingOptions options_;
   mutable detail::SpinLock lock_;  // guards stacks_, every tracker's live table, and the sink
   StackTable stacks_;
