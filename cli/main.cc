@@ -5,6 +5,7 @@
 
 #include "cli_error.h"
 #include "commands.h"
+#include "program_args.h"
 #include "tleak/allocator_error.h"
 
 int main(int argc, char** argv) {
@@ -22,6 +23,18 @@ int main(int argc, char** argv) {
   add(add_run_command);
   add(add_diff_command);
   add(add_check_command);
+
+  // `tleak run [options] -- COMMAND ARGS...`: the command is not tleak's to parse.
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) != "--") continue;
+    trailing_command().assign(argv + i + 1, argv + argc);
+    argc = i;
+    if (trailing_command().empty()) {
+      std::fprintf(stderr, "tleak: nothing after --; expected a command to run (tleak run -- COMMAND ARGS...)\n");
+      return kExitUsage;
+    }
+    break;
+  }
 
   // CLI11 would only say a subcommand is required; name the word that is not one.
   std::string names;

@@ -10,9 +10,11 @@
 
 #include "cli_error.h"
 #include "commands.h"
+#include "program_args.h"
 #include "scenario_lookup.h"
 #include "tleak/diagnosis/atomic_file.h"
 #include "tleak/diagnosis/memcheck_run.h"
+#include "tleak/diagnosis/program_session.h"
 #include "tleak/diagnosis/report_json.h"
 #include "tleak/diagnosis/report_text.h"
 #include "tleak/diagnosis/session.h"
@@ -35,6 +37,10 @@ struct RunArgs {
   bool no_track = false;
   bool no_valgrind_annotations = false;
   bool valgrind = false;
+  // Only with -- COMMAND:
+  std::string sample_every;
+  std::string max_live;
+  std::string snapshot_signal;
 };
 
 // The arguments that reproduce this run in a child (for --valgrind), without output options.
@@ -73,6 +79,22 @@ class Progress {
   std::chrono::steady_clock::time_point last_{};
 };
 
+// A file name from a snapshot's name: letters, digits, '-', '_' and '.' kept, anything else '_'.
+std::string snapshot_file(const std::string& output, const std::string& program, int pid,
+                          const std::string& name, int index) {
+  std::string safe;
+  for (const char c : name.substr(0, 64)) {
+    safe += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.') ? c : '_';
+  }
+  if (safe.empty() || safe[0] == '.') safe = "snapshot" + safe;
+  std::string stem = output;
+  if (stem.empty()) {
+    stem = "tleak-" + program + "-" + std::to_string(pid) + ".json";
+  }
+  if (stem.size() > 5 && stem.compare(stem.size() - 5, 5, ".json") == 0) stem.resize(stem.size() - 5);
+  return stem + ".snapshot-" + std::to_string(index) + "-" + safe + ".json";
+}
+
 int exit_code_for(const diagnosis::Report& report, const std::string& fail_on) {
   if (fail_on.empty()) return kExitClean;
   const auto& s = report.summary;
@@ -82,12 +104,84 @@ int exit_code_for(const diagnosis::Report& report, const std::string& fail_on) {
   return fail ? kExitFinding : kExitClean;
 }
 
+// tleak run [options] -- COMMAND ARGS...
+int run_program_command(const RunArgs& args) {
+  if (!args.scenario.empty()) {
+    throw UsageError("run: either a scenario or -- COMMAND, not both (got '" + args.scenario + "' and a command)");
+  }
+  if (args.no_track || args.valgrind || args.no_valgrind_annotations || args.variant != "leaky" ||
+      !args.mode.empty() || args.iterations != 0 || args.scale_given) {
+    throw UsageError("run -- COMMAND: --variant, --mode, --iterations, --scale, --no-track, --valgrind and "
+                     "--no-valgrind-annotations apply to scenarios only");
+  }
+  diagnosis::ProgramOptions options;
+  options.command = trailing_command();
+  options.agent_path = agent_library_path();
+  options.stack_depth = args.stack_depth;
+  if (!args.sample_every.empty()) options.sample_seconds = parse_duration("--sample-every", args.sample_every);
+  if (!args.max_live.empty()) options.max_live_bytes = parse_size("--max-live", args.max_live);
+  if (!args.snapshot_signal.empty()) options.snapshot_signal = parse_signal("--snapshot-signal", args.snapshot_signal);
+  try {
+    options.thresholds = diagnosis::thresholds_with_overrides(args.thresholds);
+    if (!args.output.empty()) diagnosis::check_writable(args.output);
+  } catch (const diagnosis::ReportError& e) {
+    throw UsageError(e.what());
+  } catch (const diagnosis::FileError& e) {
+    throw UsageError(e.what());
+  }
+  int snapshots = 0;
+  options.on_snapshot = [&](const diagnosis::Report& snap) {
+    const std::string path = snapshot_file(args.output, snap.run.scenario, static_cast<int>(snap.run.program->pid),
+                                           snap.run.program->snapshot.value_or("snapshot"), ++snapshots);
+    try {
+      diagnosis::write_file_atomically(path, diagnosis::to_json(snap).dump(2) + "\n");
+      std::fprintf(stderr, "tleak: snapshot '%s' written to %s\n", snap.run.program->snapshot.value_or("").c_str(),
+                   path.c_str());
+    } catch (const diagnosis::FileError& e) {
+      std::fprintf(stderr, "tleak: snapshot not written: %s\n", e.what());
+    }
+  };
+  diagnosis::Report report;
+  try {
+    report = diagnosis::run_program(options);
+  } catch (const diagnosis::ProgramError& e) {
+    throw UsageError(e.what());
+  }
+  // The program owns stdout: the report goes to a file (--output, or one named after the program),
+  // the summary to stderr; --format puts either on stdout instead, after the program's own output.
+  const diagnosis::ProgramInfo& program = *report.run.program;
+  const std::string json = diagnosis::to_json(report).dump(2) + "\n";
+  const std::string output = !args.output.empty() ? args.output
+                                                  : "tleak-" + report.run.scenario + "-" + std::to_string(program.pid) + ".json";
+  try {
+    diagnosis::write_file_atomically(output, json);
+  } catch (const diagnosis::FileError& e) {
+    throw UsageError(e.what());
+  }
+  if (args.format.empty()) {
+    std::cerr << diagnosis::render_text(report) << "report: " << output << "\n" << std::flush;
+  } else {
+    std::cout << (args.format == "json" ? json : diagnosis::render_text(report)) << std::flush;
+  }
+  if (program.exit_signal || program.exit_status.value_or(0) != 0) {
+    std::fprintf(stderr, "tleak: the program %s; report written\n",
+                 program.exit_signal ? ("was killed by signal " + std::to_string(*program.exit_signal) +
+                                        (program.stopped_by.empty() ? "" : " (--max-live)")).c_str()
+                                     : ("exited with status " + std::to_string(*program.exit_status)).c_str());
+  }
+  const int verdict = exit_code_for(report, args.fail_on);
+  if (verdict != kExitClean) return verdict;
+  return program.exit_signal || program.exit_status.value_or(0) != 0 ? kExitProgramFailed : kExitClean;
+}
+
 }  // namespace
 
 Command add_run_command(CLI::App& app) {
-  auto* sub = app.add_subcommand("run", "Run a scenario under the tracker and report what leaks, grows or is retained");
+  auto* sub = app.add_subcommand(
+      "run", "Run a scenario, or any program (tleak run [options] -- COMMAND ARGS...), under the tracker and "
+             "report what leaks, grows or is retained");
   auto args = std::make_shared<RunArgs>();
-  sub->add_option("scenario", args->scenario, "Scenario id (see tleak list)")->required();
+  sub->add_option("scenario", args->scenario, "Scenario id (see tleak list); omit it with -- COMMAND");
   sub->add_option("--variant", args->variant, "leaky: the pattern as written; fixed: the remedy")
       ->check(CLI::IsMember({"leaky", "fixed"}));
   sub->add_option("--mode", args->mode, "Execution mode (default: the scenario's own)")
@@ -112,8 +206,22 @@ Command add_run_command(CLI::App& app) {
                 "Do not register pool blocks with memcheck (shows what it misses)");
   sub->add_flag("--valgrind", args->valgrind,
                 "Run under Valgrind's memcheck and add memcheck's own figures to the report");
+  sub->add_option("--sample-every", args->sample_every,
+                  "With -- COMMAND: sample live bytes this often until the program marks its own "
+                  "iterations (default 100ms)");
+  sub->add_option("--max-live", args->max_live,
+                  "With -- COMMAND: stop the program, report written, once its live bytes pass SIZE (e.g. 2GiB)");
+  sub->add_option("--snapshot-signal", args->snapshot_signal,
+                  "With -- COMMAND: the signal that, sent to tleak, writes a snapshot report (default USR2)");
 
   return [args] {
+    if (!trailing_command().empty()) return run_program_command(*args);
+    if (args->scenario.empty()) {
+      throw UsageError("run: name a scenario (tleak list) or a program after -- (tleak run -- COMMAND ARGS...)");
+    }
+    for (const std::string* option : {&args->sample_every, &args->max_live, &args->snapshot_signal}) {
+      if (!option->empty()) throw UsageError("run: --sample-every, --max-live and --snapshot-signal need -- COMMAND");
+    }
     const scenarios::Scenario& scenario = require_scenario(args->scenario);
     diagnosis::SessionOptions options = run_options(
         scenario, {args->variant, args->mode,

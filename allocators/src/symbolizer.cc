@@ -24,6 +24,7 @@ struct Symbolizer::Dwarf {
   Dwfl_Callbacks callbacks{};
   Dwfl* dwfl = nullptr;
   char* debuginfo_path = nullptr;
+  bool own_process = true;
 
   Dwarf() {
     callbacks.find_elf = dwfl_linux_proc_find_elf;
@@ -32,12 +33,35 @@ struct Symbolizer::Dwarf {
     dwfl = dwfl_begin(&callbacks);
     report();
   }
+  explicit Dwarf(const std::vector<ModuleInfo>& modules) : own_process(false) {
+    callbacks.find_elf = dwfl_build_id_find_elf;
+    callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
+    callbacks.section_address = dwfl_offline_section_address;
+    callbacks.debuginfo_path = &debuginfo_path;
+    dwfl = dwfl_begin(&callbacks);
+    if (dwfl == nullptr) return;
+    dwfl_report_begin(dwfl);
+    for (const ModuleInfo& m : modules) {
+      if (m.path.empty() || m.path[0] != '/') continue;  // the vdso and anything not on disk
+      Dwfl_Module* module = dwfl_report_elf(dwfl, m.path.c_str(), m.path.c_str(), -1, m.load_bias, false);
+      if (module == nullptr || m.build_id.empty()) continue;
+      const unsigned char* bits = nullptr;
+      GElf_Addr vaddr = 0;
+      const int n = dwfl_module_build_id(module, &bits, &vaddr);
+      if (n > 0 && std::string_view(reinterpret_cast<const char*>(bits), static_cast<std::size_t>(n)) != m.build_id) {
+        // Rebuilt since the run: its symbols would name the wrong code (symbolize() skips it).
+        stale.push_back(m);
+      }
+    }
+    dwfl_report_end(dwfl, nullptr, nullptr);
+  }
+  std::vector<ModuleInfo> stale;
   ~Dwarf() {
     if (dwfl != nullptr) dwfl_end(dwfl);
   }
   // (Re)reads /proc/self/maps, picking up objects loaded since the last report.
   void report() {
-    if (dwfl == nullptr) return;
+    if (dwfl == nullptr || !own_process) return;
     dwfl_report_begin(dwfl);
     dwfl_linux_proc_report(dwfl, getpid());
     dwfl_report_end(dwfl, nullptr, nullptr);
@@ -45,6 +69,7 @@ struct Symbolizer::Dwarf {
 };
 
 Symbolizer::Symbolizer() : dwarf_(std::make_unique<Dwarf>()) {}
+Symbolizer::Symbolizer(const std::vector<ModuleInfo>& modules) : dwarf_(std::make_unique<Dwarf>(modules)) {}
 Symbolizer::~Symbolizer() = default;
 
 const Frame& Symbolizer::symbolize(std::uintptr_t return_address) {
@@ -56,9 +81,18 @@ const Frame& Symbolizer::symbolize(std::uintptr_t return_address) {
   // The call instruction ends one byte before the return address.
   const Dwarf_Addr pc = return_address - 1;
   Dwfl_Module* module = dwarf_->dwfl ? dwfl_addrmodule(dwarf_->dwfl, pc) : nullptr;
-  if (module == nullptr && dwarf_->dwfl != nullptr) {
+  if (module == nullptr && dwarf_->dwfl != nullptr && dwarf_->own_process) {
     dwarf_->report();
     module = dwfl_addrmodule(dwarf_->dwfl, pc);
+  }
+  for (const ModuleInfo& m : dwarf_->stale) {
+    if (pc >= m.start && pc < m.end) {
+      const auto slash = m.path.rfind('/');
+      frame.module = m.path.substr(slash == std::string::npos ? 0 : slash + 1);
+      frame.module_offset = return_address - m.load_bias;
+      frame.function = "?? (" + frame.module + " changed since the run)";
+      module = nullptr;
+    }
   }
   if (module != nullptr) {
     Dwarf_Addr base = 0;

@@ -37,13 +37,24 @@ std::vector<std::uintptr_t> TrackingContext::stack(SiteId site) const {
   return {frames.begin(), frames.end()};
 }
 
+std::vector<AllocatorInfo> TrackingContext::allocators() const {
+  std::lock_guard lock(lock_);
+  return allocators_;
+}
+
+AllocatorId TrackingContext::register_allocator(const Allocator& inner) {
+  std::lock_guard lock(lock_);
+  allocators_.push_back({std::string(inner.name()), inner.space()});
+  return AllocatorId(static_cast<std::uint16_t>(allocators_.size() - 1));
+}
+
 std::size_t TrackingContext::site_count() const {
   std::lock_guard lock(lock_);
   return stacks_.size();
 }
 
 TrackingAllocator::TrackingAllocator(Allocator& inner, TrackingContext& context)
-    : inner_(inner), context_(context) {}
+    : inner_(inner), context_(context), id_(context.register_allocator(inner)) {}
 
 void* TrackingAllocator::do_allocate(std::size_t size, std::size_t alignment, AllocTag tag) {
   if (t_inside_tracker) return inner_.allocate(size, alignment, tag);
@@ -62,7 +73,7 @@ void* TrackingAllocator::do_allocate(std::size_t size, std::size_t alignment, Al
 
   std::lock_guard lock(context_.lock_);
   const Stamp now = context_.stamp();
-  BlockInfo block{BlockId(context_.next_block_++), context_.stacks_.intern(stack, hash), &inner_,
+  BlockInfo block{BlockId(context_.next_block_++), context_.stacks_.intern(stack, hash), id_,
                   ptr, size, tag, now, now};
   live_.insert(ptr, block);
   ++counts_.allocations;

@@ -85,7 +85,7 @@ TEST(TrackingAllocator, StampsAllocationLastUseAndFreeWithTheClock) {
   EXPECT_EQ(e.block.last_use.clock, 3u);
   EXPECT_EQ(e.freed.clock, 4u);
   EXPECT_EQ(e.freed.iteration, 1u);
-  EXPECT_EQ(e.block.allocator, &pool);
+  EXPECT_EQ(e.block.allocator, tracker.id());
   EXPECT_EQ(e.block.size, 64u);
 }
 

@@ -8,20 +8,19 @@
 
 #include "tleak/diagnosis/classifier.h"
 #include "tleak/diagnosis/recorder.h"
-#include "tleak/system_allocator.h"
 
 namespace tleak::diagnosis::testing {
 
 class SyntheticRun {
  public:
-  SyntheticRun() : recorder_({&heap_}) {}
+  SyntheticRun() : recorder_({AllocatorInfo{"heap", MemorySpace::kHost}}) {}
 
   // A block of `size` bytes from `site`, allocated by the current op.
   std::uint64_t allocate(std::uint32_t site, std::size_t size) {
     BlockInfo block;
     block.block = BlockId(next_id_);
     block.site = SiteId(site);
-    block.allocator = &heap_;
+    block.allocator = AllocatorId(0);
     block.address = reinterpret_cast<const void*>(0x1000 + 64 * next_id_);
     block.size = size;
     block.allocated = block.last_use = now();
@@ -55,7 +54,6 @@ class SyntheticRun {
  private:
   Stamp now() const { return {clock_, iteration_}; }
 
-  SystemAllocator heap_;  // identity only: no bytes come from it
   Recorder recorder_;
   std::map<std::uint64_t, BlockInfo> live_;
   std::uint64_t next_id_ = 0;

@@ -24,6 +24,9 @@ class StrongId {
 using SiteId = StrongId<struct SiteIdTag, std::uint32_t>;
 // One allocation over the tracker's lifetime; never reused, even when the address is.
 using BlockId = StrongId<struct BlockIdTag, std::uint64_t>;
+// An allocator of a run (host pool, device arena, the program's malloc), dense from 0: events
+// name it by id, so a recorded stream can be replayed without the Allocator object.
+using AllocatorId = StrongId<struct AllocatorIdTag, std::uint16_t>;
 
 }  // namespace tleak
 

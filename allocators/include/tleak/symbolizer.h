@@ -21,9 +21,22 @@ struct Frame {
   int line = 0;
 };
 
+// A loaded object of a process as recorded while it ran, so that its addresses can be resolved
+// after it is gone.
+struct ModuleInfo {
+  std::string path;
+  std::uintptr_t start = 0, end = 0;  // mapped range
+  std::uintptr_t load_bias = 0;        // run-time address minus file virtual address
+  std::string build_id;                // raw bytes; empty when the object has none
+};
+
 class Symbolizer {
  public:
+  // This process's own modules, read from /proc/self/maps as they are now.
   Symbolizer();
+  // Another process's modules, from its recorded map; files are read from disk. An object whose
+  // file changed since (another build id) is not used: its frames keep only the module name.
+  explicit Symbolizer(const std::vector<ModuleInfo>& modules);
   ~Symbolizer();
   Symbolizer(const Symbolizer&) = delete;
   Symbolizer& operator=(const Symbolizer&) = delete;

@@ -35,6 +35,9 @@ class TrackingContext {
   // Set before tracked allocations start; nullptr disconnects.
   void set_sink(EventSink* sink) { sink_ = sink; }
 
+  // The allocators registered so far, indexed by AllocatorId (trackers register as they are made).
+  std::vector<AllocatorInfo> allocators() const;
+
   // Frames of an interned site, innermost first (a copy: safe while others allocate).
   std::vector<std::uintptr_t> stack(SiteId site) const;
   std::size_t site_count() const;
@@ -42,6 +45,7 @@ class TrackingContext {
  private:
   friend class TrackingAllocator;
   Stamp stamp() const { return {clock_.now(), clock_.iteration()}; }  // when an event happens
+  AllocatorId register_allocator(const Allocator& inner);
 
   const TrackingOptions options_;
   mutable detail::SpinLock lock_;  // guards stacks_, every tracker's live table, and the sink
@@ -49,6 +53,7 @@ class TrackingContext {
   LogicalClock clock_;
   EventSink* sink_ = nullptr;
   std::uint64_t next_block_ = 0;
+  std::vector<AllocatorInfo> allocators_;
 };
 
 struct TrackerCounts {
@@ -74,6 +79,7 @@ class TrackingAllocator final : public Allocator {
   std::vector<BlockInfo> live_blocks() const;
 
   Allocator& inner() { return inner_; }
+  AllocatorId id() const { return id_; }
   AllocatorStats stats() const override { return inner_.stats(); }
   std::string_view name() const override { return inner_.name(); }
   MemorySpace space() const override { return inner_.space(); }
@@ -86,6 +92,7 @@ class TrackingAllocator final : public Allocator {
  private:
   Allocator& inner_;
   TrackingContext& context_;
+  const AllocatorId id_;
   detail::AddressMap<BlockInfo> live_;
   TrackerCounts counts_;
 };

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "tleak/allocator.h"
 #include "tleak/ids.h"
@@ -16,10 +17,16 @@ struct Stamp {
   std::uint64_t iteration = 0;
 };
 
+// What an AllocatorId stands for.
+struct AllocatorInfo {
+  std::string name;
+  MemorySpace space = MemorySpace::kHost;
+};
+
 struct BlockInfo {
   BlockId block;
   SiteId site;
-  const Allocator* allocator = nullptr;  // the allocator that owns the bytes
+  AllocatorId allocator;  // the allocator that owns the bytes
   const void* address = nullptr;
   std::size_t size = 0;  // as requested
   AllocTag tag;

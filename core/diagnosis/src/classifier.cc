@@ -129,15 +129,20 @@ std::string growth_reason(const GrowthFigures& g) {
                 static_cast<unsigned long long>(g.last_iteration), g.confidence);
 }
 
-std::string bounded_reason(const SiteFinding& f) {
+std::string bounded_reason(const SiteFinding& f, RunEnd end) {
   if (f.growth.plateau_iteration) {
     return printf_string("rose by %s, then flat from iteration %llu (plateau at %s)",
                   bytes(static_cast<double>(f.growth.rise_bytes)).c_str(),
                   static_cast<unsigned long long>(*f.growth.plateau_iteration),
                   bytes(static_cast<double>(f.mark_live_bytes.empty() ? 0 : f.mark_live_bytes.back())).c_str());
   }
-  return printf_string("peak %s live, all freed; no trend across iterations",
-                       bytes(static_cast<double>(f.peak_live_bytes)).c_str());
+  std::string left = "all freed";
+  if (f.unfreed_bytes > 0) {
+    left = bytes(static_cast<double>(f.unfreed_bytes)) +
+           (end == RunEnd::kExitScan ? " still reachable at exit" : " not freed when the program ended (not scanned)");
+  }
+  return printf_string("peak %s live, %s; no trend across iterations",
+                       bytes(static_cast<double>(f.peak_live_bytes)).c_str(), left.c_str());
 }
 
 }  // namespace
@@ -175,6 +180,13 @@ Diagnosis classify(const Recording& rec, const ClassifierOptions& options) {
     leaked_bytes[b.site.value()] += static_cast<std::int64_t>(b.size);
     ++leaked_blocks[b.site.value()];
   }
+  std::vector<std::int64_t> unfreed_bytes(rec.sites.size(), 0), unfreed_blocks(rec.sites.size(), 0);
+  for (const LeakedBlock& b : rec.unfreed) {
+    unfreed_bytes[b.site.value()] += static_cast<std::int64_t>(b.size);
+    ++unfreed_blocks[b.site.value()];
+  }
+  const char* leak_words = rec.end == RunEnd::kExitScan ? "unreachable at exit" : "still allocated after teardown";
+  const char* growth_words = rec.end == RunEnd::kTeardown ? ", freed only at teardown" : "";
 
   for (const SiteRecord& s : rec.sites) {
     if (s.allocations == 0) continue;
@@ -188,18 +200,20 @@ Diagnosis classify(const Recording& rec, const ClassifierOptions& options) {
     f.final_live_bytes = s.mark_live_bytes.empty() ? 0 : s.mark_live_bytes.back();
     f.leaked_bytes = leaked_bytes[s.site.value()];
     f.leaked_blocks = leaked_blocks[s.site.value()];
+    f.unfreed_bytes = unfreed_bytes[s.site.value()];
+    f.unfreed_blocks = unfreed_blocks[s.site.value()];
     f.mark_live_bytes = s.mark_live_bytes;
     f.growth = fit_growth(iterations, s.mark_live_bytes, rec.iterations, options);
     f.retained = retained_figures(s, rec.end_clock);
 
     if (f.leaked_bytes >= options.leak_min_bytes) {
       f.verdict = Verdict::kLeak;
-      f.reason = printf_string("%s in %lld block%s still allocated after teardown",
+      f.reason = printf_string("%s in %lld block%s %s",
                     bytes(static_cast<double>(f.leaked_bytes)).c_str(), static_cast<long long>(f.leaked_blocks),
-                    f.leaked_blocks == 1 ? "" : "s");
+                    f.leaked_blocks == 1 ? "" : "s", leak_words);
     } else if (is_growth(f.growth, options)) {
       f.verdict = Verdict::kGrowth;
-      f.reason = growth_reason(f.growth) + ", freed only at teardown";
+      f.reason = growth_reason(f.growth) + growth_words;
     } else if (is_retained(f.retained, options)) {
       f.verdict = Verdict::kRetained;
       f.reason = printf_string(
@@ -209,7 +223,7 @@ Diagnosis classify(const Recording& rec, const ClassifierOptions& options) {
                     static_cast<unsigned long long>(f.retained.drag_iterations_max));
     } else {
       f.verdict = Verdict::kBounded;
-      f.reason = bounded_reason(f);
+      f.reason = bounded_reason(f, rec.end);
     }
     d.sites.push_back(std::move(f));
   }

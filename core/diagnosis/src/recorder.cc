@@ -5,23 +5,24 @@
 
 namespace tleak::diagnosis {
 
-Recorder::Recorder(std::vector<const Allocator*> allocators, RecorderLimits limits)
-    : allocators_(std::move(allocators)), limits_(limits), recording_(limits.total_points) {
-  for (const Allocator* allocator : allocators_) {
-    recording_.allocator_names.emplace_back(allocator->name());
-    recording_.allocator_spaces.push_back(allocator->space());
+Recorder::Recorder(std::vector<AllocatorInfo> allocators, RecorderLimits limits)
+    : allocator_count_(allocators.size()), limits_(limits), recording_(limits.total_points) {
+  for (AllocatorInfo& allocator : allocators) {
+    recording_.allocator_names.push_back(std::move(allocator.name));
+    recording_.allocator_spaces.push_back(allocator.space);
   }
-  const std::size_t n = allocators_.size();
+  const std::size_t n = allocator_count_;
   allocator_live_bytes_.assign(n, 0);
   recording_.allocator_peak_live_bytes.assign(n, 0);
   recording_.allocator_peak_reserved_bytes.assign(n, 0);
   recording_.allocator_peak_unused_reserved_bytes.assign(n, 0);
 }
 
-std::size_t Recorder::allocator_index(const Allocator* allocator) const {
-  const auto it = std::find(allocators_.begin(), allocators_.end(), allocator);
-  if (it == allocators_.end()) throw std::logic_error("event from an allocator the recorder does not know");
-  return static_cast<std::size_t>(it - allocators_.begin());
+std::size_t Recorder::allocator_index(AllocatorId allocator) const {
+  if (allocator.value() >= allocator_count_) {
+    throw std::logic_error("event from an allocator the recorder does not know");
+  }
+  return allocator.value();
 }
 
 SiteRecord& Recorder::site(SiteId id, std::size_t allocator) {
@@ -104,7 +105,7 @@ void Recorder::mark(std::uint64_t iteration, std::uint64_t clock,
                     const std::vector<AllocatorStats>& stats) {
   std::lock_guard lock(lock_);
   ++recording_.iterations;
-  for (std::size_t a = 0; a < stats.size() && a < allocators_.size(); ++a) {
+  for (std::size_t a = 0; a < stats.size() && a < allocator_count_; ++a) {
     recording_.allocator_peak_reserved_bytes[a] =
         std::max(recording_.allocator_peak_reserved_bytes[a], stats[a].bytes_reserved.peak);
     recording_.allocator_peak_unused_reserved_bytes[a] =
@@ -126,11 +127,33 @@ void Recorder::mark(std::uint64_t iteration, std::uint64_t clock,
   recording_.mark_stride *= 2;
 }
 
-Recording Recorder::finish(std::uint64_t clock, const std::vector<AllocatorStats>& stats,
-                           const std::vector<BlockInfo>& still_live) {
+void Recorder::clear_marks() {
   std::lock_guard lock(lock_);
+  recording_.marks.clear();
+  recording_.mark_stride = 1;
+  recording_.iterations = 0;
+  for (SiteRecord& s : recording_.sites) s.mark_live_bytes.clear();
+}
+
+Recording Recorder::snapshot(std::uint64_t clock) const {
+  std::lock_guard lock(lock_);
+  Recording copy = recording_;
+  copy.end_clock = clock;
+  copy.final_mark = sample(copy.iterations, clock, {});
+  copy.end = RunEnd::kSnapshot;
+  return copy;
+}
+
+Recording Recorder::finish(std::uint64_t clock, const std::vector<AllocatorStats>& stats,
+                           const std::vector<BlockInfo>& still_live, const std::vector<BlockInfo>& unfreed,
+                           RunEnd end) {
+  std::lock_guard lock(lock_);
+  recording_.end = end;
   recording_.end_clock = clock;
   recording_.final_mark = sample(recording_.iterations, clock, stats);
+  for (const BlockInfo& block : unfreed) {
+    recording_.unfreed.push_back({block.site, allocator_index(block.allocator), block.size, block.uses});
+  }
   for (const BlockInfo& block : still_live) {
     const std::size_t a = allocator_index(block.allocator);
     recording_.leaked.push_back({block.site, a, block.size, block.uses});
@@ -144,7 +167,7 @@ Recording Recorder::finish(std::uint64_t clock, const std::vector<AllocatorStats
       recording_.total_dead.add_interval(block.last_use.clock + 1, clock, size);
     }
   }
-  for (std::size_t a = 0; a < stats.size() && a < allocators_.size(); ++a) {
+  for (std::size_t a = 0; a < stats.size() && a < allocator_count_; ++a) {
     recording_.allocator_peak_reserved_bytes[a] =
         std::max(recording_.allocator_peak_reserved_bytes[a], stats[a].bytes_reserved.peak);
   }

@@ -9,6 +9,7 @@
 #include "tleak/detail/valgrind_annotations.h"
 #include "tleak/device_allocator.h"
 #include "tleak/diagnosis/recorder.h"
+#include "tleak/diagnosis/report_builder.h"
 #include "tleak/pool_allocator.h"
 #include "tleak/symbolizer.h"
 #include "tleak/system_allocator.h"
@@ -32,8 +33,6 @@ std::string host_name() {
   return name;
 }
 
-const char* space_name(MemorySpace space) { return space == MemorySpace::kDevice ? "device" : "host"; }
-
 // The three allocators of a run, optionally behind trackers.
 struct Allocators {
   PoolAllocator pool;
@@ -52,7 +51,13 @@ struct Allocators {
     device_tracker.emplace(device, *context);
     system_tracker.emplace(system, *context);
   }
-  std::vector<const Allocator*> inner() const { return {&pool, &device, &system}; }
+  std::vector<AllocatorInfo> infos() const {
+    std::vector<AllocatorInfo> out;
+    for (const Allocator* a : std::initializer_list<const Allocator*>{&pool, &device, &system}) {
+      out.push_back({std::string(a->name()), a->space()});
+    }
+    return out;
+  }
   std::vector<AllocatorStats> stats() const { return {pool.stats(), device.stats(), system.stats()}; }
   std::vector<BlockInfo> still_live() const {
     std::vector<BlockInfo> live;
@@ -64,103 +69,13 @@ struct Allocators {
   }
 };
 
-void fill_totals(Report& report, const Recording* rec, const std::vector<AllocatorStats>& stats,
-                 const std::vector<const Allocator*>& allocators) {
-  Totals& t = report.totals;
-  for (std::size_t a = 0; a < allocators.size(); ++a) {
-    AllocatorTotals at;
-    at.name = std::string(allocators[a]->name());
-    at.space = space_name(allocators[a]->space());
-    at.peak_in_use_bytes = stats[a].bytes_in_use.peak;
-    at.peak_reserved_bytes = stats[a].bytes_reserved.peak;
-    at.allocate_calls = stats[a].allocate_calls;
-    at.deallocate_calls = stats[a].deallocate_calls;
-    if (rec != nullptr) {
-      at.peak_live_bytes = rec->allocator_peak_live_bytes[a];
-      at.peak_unused_reserved_bytes = rec->allocator_peak_unused_reserved_bytes[a];
-      at.final_live_bytes = rec->marks.empty() ? 0 : rec->marks.back().allocator_live_bytes[a];
-      for (const LeakedBlock& b : rec->leaked) {
-        if (b.allocator != a) continue;
-        at.leaked_bytes += static_cast<std::int64_t>(b.size);
-        ++at.leaked_blocks;
-      }
-    } else {
-      // Untracked: the allocators' own figures are all there is.
-      at.peak_live_bytes = stats[a].bytes_in_use.peak;
-      at.leaked_bytes = stats[a].bytes_in_use.current;
-      at.leaked_blocks = stats[a].blocks_in_use.current;
-    }
-    if (allocators[a]->space() == MemorySpace::kHost) t.peak_reserved_bytes += at.peak_reserved_bytes;
-    t.leaked_bytes += at.leaked_bytes;
-    t.leaked_blocks += at.leaked_blocks;
-    t.allocations += at.allocate_calls;
-    t.frees += at.deallocate_calls;
-    t.allocators.push_back(at);
-  }
-  if (rec != nullptr) {
-    t.peak_live_bytes = rec->peak_live_bytes;
-    t.final_live_bytes = rec->marks.empty() ? 0 : rec->marks.back().live_bytes;
-  } else {
-    for (const AllocatorTotals& at : t.allocators) t.peak_live_bytes += at.peak_live_bytes;
-  }
-}
-
-void fill_findings(Report& report, const Recording& rec, const Diagnosis& diagnosis,
-                   const TrackingContext& context) {
-  report.total_growth = diagnosis.total_growth;
-  report.total_retained = diagnosis.total_retained;
-  report.timeline.stride = rec.mark_stride;
-  report.timeline.samples = rec.marks;
-  report.timeline.after_teardown = rec.final_mark;
-
-  Symbolizer symbolizer;
-  for (const SiteFinding& f : diagnosis.sites) {
-    SiteReport s;
-    s.id = f.site.value();
-    s.verdict = to_string(f.verdict);
-    s.reason = f.reason;
-    s.allocator = rec.allocator_names[f.allocator];
-    // Frames below main are process start-up, the same for every site; resolving them would
-    // mean loading the C library's debug info for nothing.
-    for (const std::uintptr_t address : context.stack(f.site)) {
-      s.frames.push_back(symbolizer.symbolize(address));
-      if (s.frames.back().function == "main") break;
-    }
-    s.label = site_label(s.frames);
-    s.allocations = f.allocations;
-    s.frees = f.frees;
-    s.bytes_allocated = f.bytes_allocated;
-    s.peak_live_bytes = f.peak_live_bytes;
-    s.final_live_bytes = f.final_live_bytes;
-    s.leaked_bytes = f.leaked_bytes;
-    s.leaked_blocks = f.leaked_blocks;
-    s.growth = f.growth;
-    s.retained = f.retained;
-    s.live_bytes_at_samples = f.mark_live_bytes;
-    report.sites.push_back(std::move(s));
-  }
-  Summary& summary = report.summary;
-  for (const SiteReport& s : report.sites) {
-    summary.leak_sites += s.verdict == "leak";
-    summary.growth_sites += s.verdict == "growth";
-    summary.retained_sites += s.verdict == "retained";
-    summary.bounded_sites += s.verdict == "bounded";
-  }
-  if (!report.sites.empty()) {
-    summary.verdict = report.sites.front().verdict;
-    summary.sentence = summary_sentence(report.sites.front(), report);
-  } else {
-    summary.sentence = "bounded: no allocations were tracked";
-  }
-}
-
 // Runs the workload on fresh allocators (tracked unless asked not to) and fills the report's
 // findings. Everything it allocated for itself is gone when it returns.
 void run_instrumented(const Workload& workload, const SessionOptions& options, Report& report) {
   Allocators allocators(options);
   std::optional<Recorder> recorder;
   if (options.track) {
-    recorder.emplace(allocators.inner());
+    recorder.emplace(allocators.context->allocators());
     allocators.context->set_sink(&*recorder);
   }
   std::uint64_t marks = 0;
@@ -190,10 +105,12 @@ void run_instrumented(const Workload& workload, const SessionOptions& options, R
     allocators.context->set_sink(nullptr);
     const Recording rec =
         recorder->finish(allocators.context->clock().now(), allocators.stats(), allocators.still_live());
-    fill_totals(report, &rec, allocators.stats(), allocators.inner());
-    fill_findings(report, rec, classify(rec, options.thresholds), *allocators.context);
+    Symbolizer symbolizer;
+    const TrackingContext& tracking = *allocators.context;
+    fill_report(report, rec, options.thresholds, allocators.stats(),
+                [&tracking](SiteId site) { return tracking.stack(site); }, symbolizer);
   } else {
-    fill_totals(report, nullptr, allocators.stats(), allocators.inner());
+    fill_untracked_totals(report, allocators.infos(), allocators.stats());
     report.summary.sentence = "untracked run: no per-site figures (run without --no-track for a diagnosis)";
   }
 }

@@ -78,6 +78,9 @@ struct SiteFinding {
   std::int64_t final_live_bytes = 0;  // at the last iteration mark, before teardown
   std::int64_t leaked_bytes = 0;
   std::int64_t leaked_blocks = 0;
+  // A program's blocks still allocated at exit but reachable (or, without an exit scan, unjudged).
+  std::int64_t unfreed_bytes = 0;
+  std::int64_t unfreed_blocks = 0;
   GrowthFigures growth;
   RetainedFigures retained;
   std::vector<std::int64_t> mark_live_bytes;

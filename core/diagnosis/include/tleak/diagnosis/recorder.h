@@ -65,6 +65,14 @@ struct LeakedBlock {
   std::uint32_t uses;
 };
 
+// How the run ended, which decides what a block still allocated at the end means.
+enum class RunEnd {
+  kTeardown,    // the workload's runtime was torn down: anything left is a true leak
+  kExitScan,    // a program exited and its heap was scanned: unreachable blocks are leaks
+  kNoExitScan,  // a program ended without a scan (killed, _exit): nothing left can be judged
+  kSnapshot,    // a snapshot mid-run: nothing has ended
+};
+
 // Everything the classifier needs, taken once the run is over.
 struct Recording {
   std::vector<std::string> allocator_names;
@@ -84,31 +92,42 @@ struct Recording {
   PointTimeline total_live;
   PointTimeline total_dead;
   std::vector<LeakedBlock> leaked;
+  // Still allocated at the end but not leaked: reachable at a program's exit, or not judged.
+  std::vector<LeakedBlock> unfreed;
+  RunEnd end = RunEnd::kTeardown;
 
   explicit Recording(std::size_t points) : total_live(points), total_dead(points) {}
 };
 
 class Recorder final : public EventSink {
  public:
-  explicit Recorder(std::vector<const Allocator*> allocators, RecorderLimits limits = {});
+  // `allocators` indexed by the AllocatorId that events carry.
+  explicit Recorder(std::vector<AllocatorInfo> allocators, RecorderLimits limits = {});
 
   void on_allocate(const BlockInfo& block) override;
   void on_free(const FreeEvent& event) override;
 
   // End of one iteration of the workload's loop. `stats` are the allocators' own, in registration
-  // order (for reserved bytes).
+  // order (for reserved bytes); empty when the source has none (a program's malloc).
   void mark(std::uint64_t iteration, std::uint64_t clock, const std::vector<AllocatorStats>& stats);
-  // After teardown: what is still live is leaked. Ends the recording.
+  // Forgets the samples taken so far: a program that samples by time until its first own mark
+  // switches its clock to marks.
+  void clear_marks();
+  // After teardown: `leaked` are true leaks; `unfreed` were still allocated but are not leaks (see
+  // RunEnd). Ends the recording.
   Recording finish(std::uint64_t clock, const std::vector<AllocatorStats>& stats,
-                   const std::vector<BlockInfo>& still_live);
+                   const std::vector<BlockInfo>& leaked, const std::vector<BlockInfo>& unfreed = {},
+                   RunEnd end = RunEnd::kTeardown);
+  // The recording so far, as if it ended now with nothing leaked; the recorder goes on.
+  Recording snapshot(std::uint64_t clock) const;
 
  private:
-  std::size_t allocator_index(const Allocator* allocator) const;
+  std::size_t allocator_index(AllocatorId allocator) const;
   SiteRecord& site(SiteId id, std::size_t allocator);
   MarkSample sample(std::uint64_t iteration, std::uint64_t clock,
                     const std::vector<AllocatorStats>& stats) const;
 
-  const std::vector<const Allocator*> allocators_;
+  const std::size_t allocator_count_;
   const RecorderLimits limits_;
   // Taken inside the tracker's lock on every allocation and free: a spin lock, like the tracker's.
   mutable detail::SpinLock lock_;

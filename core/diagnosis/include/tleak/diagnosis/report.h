@@ -16,6 +16,20 @@ namespace tleak::diagnosis {
 inline constexpr const char* kReportSchema = "tleak.report/1";
 inline constexpr int kReportSchemaVersion = 1;
 
+// What `tleak run -- COMMAND` ran and how it ended.
+struct ProgramInfo {
+  std::vector<std::string> command;
+  std::int64_t pid = 0;
+  std::optional<int> exit_status;  // when it exited
+  std::optional<int> exit_signal;  // when a signal ended it
+  std::string stopped_by;          // "max-live" when tleak stopped it; else empty
+  std::string clock = "time";      // "iterations" (the program's marks) or "time" (samples)
+  double sample_seconds = 0.1;     // the time clock's period
+  bool exit_scan = false;          // blocks left at exit were scanned for reachability
+  std::int64_t exit_scan_root_bytes = 0;
+  std::optional<std::string> snapshot;  // set in a snapshot's report: its name
+};
+
 struct RunInfo {
   std::string scenario;
   std::string variant;
@@ -30,6 +44,7 @@ struct RunInfo {
   bool under_valgrind = false;
   bool tracked = true;
   bool valgrind_annotations = true;
+  std::optional<ProgramInfo> program;  // null for a scenario
 };
 
 struct AllocatorTotals {
@@ -52,6 +67,12 @@ struct Totals {
   std::int64_t final_live_bytes = 0;
   std::int64_t leaked_bytes = 0;
   std::int64_t leaked_blocks = 0;
+  // A program's blocks still allocated at exit that are not leaks: reachable from its roots, or
+  // unjudged when it ended without an exit scan (killed, _exit).
+  std::int64_t reachable_at_exit_bytes = 0;
+  std::int64_t reachable_at_exit_blocks = 0;
+  std::int64_t unjudged_at_exit_bytes = 0;
+  std::int64_t unjudged_at_exit_blocks = 0;
   std::uint64_t allocations = 0;
   std::uint64_t frees = 0;
   std::vector<AllocatorTotals> allocators;
@@ -85,6 +106,10 @@ struct SiteReport {
   std::int64_t final_live_bytes = 0;
   std::int64_t leaked_bytes = 0;
   std::int64_t leaked_blocks = 0;
+  std::int64_t reachable_at_exit_bytes = 0;  // as in Totals
+  std::int64_t reachable_at_exit_blocks = 0;
+  std::int64_t unjudged_at_exit_bytes = 0;
+  std::int64_t unjudged_at_exit_blocks = 0;
   GrowthFigures growth;
   RetainedFigures retained;
   std::vector<std::int64_t> live_bytes_at_samples;  // aligned with timeline.samples

@@ -1,0 +1,134 @@
+// The stream the LD_PRELOAD agent sends to the `tleak` parent, version 1.
+//
+// The agent writes records into per-thread buffers and sends each buffer as one message on a
+// SOCK_SEQPACKET socket, so a message is never interleaved with another thread's. A message is a
+// sequence of records, each starting with a RecordHeader whose `size` (header included, a multiple
+// of 8) says where the next one starts. Within one thread, records are in the order they happened.
+// Across threads, order is restored by the timestamp: a fence (kFence, kMark, kSnapshot, kExit)
+// is written only after every thread's buffer has been sent while all buffers were locked, so
+// every record before a fence in the stream happened before it and every record after, after it.
+// The parent merges the records between two fences by timestamp and processes them in that order.
+//
+// Both sides include this header; it holds no code beyond layout, so the agent stays free of the
+// engine and the engine free of the agent.
+#pragma once
+
+#include <cstdint>
+
+namespace tleak::agent {
+
+inline constexpr std::uint32_t kProtocolMagic = 0x6b61656c;  // "leak"
+inline constexpr std::uint32_t kProtocolVersion = 1;
+inline constexpr std::uint32_t kMaxMessageBytes = 16 * 1024;
+inline constexpr std::uint32_t kMaxFrames = 64;
+inline constexpr std::uint32_t kMaxNameBytes = 256;
+
+// Environment the parent sets for the child; the agent reads it once at start-up.
+inline constexpr const char* kEnvStreamFd = "TLEAK_AGENT_FD";           // socket, agent -> parent
+inline constexpr const char* kEnvControlFd = "TLEAK_AGENT_CONTROL_FD";  // memfd of a ControlPage
+inline constexpr const char* kEnvPid = "TLEAK_AGENT_PID";               // the process to track
+inline constexpr const char* kEnvStackDepth = "TLEAK_AGENT_STACK_DEPTH";
+inline constexpr const char* kEnvSampleMicros = "TLEAK_AGENT_SAMPLE_US";  // time fence period
+
+enum class RecordKind : std::uint16_t {
+  kHello = 1,     // HelloRecord: the first record of a process image
+  kModule = 2,    // ModuleRecord: one loaded object (path, load bias, build id)
+  kSite = 3,      // SiteRecord: a new interned stack, sent before any kAlloc naming it
+  kAlloc = 4,     // AllocRecord
+  kFree = 5,      // FreeRecord (free of an address the agent may not have seen: the parent decides)
+  kFence = 6,     // FenceRecord: a time sample (every sample period) or a parent's request
+  kMark = 7,      // FenceRecord: the program's tleak_mark_iteration()
+  kSnapshot = 8,  // FenceRecord + name: the program's tleak_snapshot(name) or the parent's signal
+  kExit = 9,      // FenceRecord: exit handlers ran; the agent waits for the live-block list
+  kReach = 10,    // ReachRecord + bitmap: which of the listed live blocks are reachable
+};
+
+struct RecordHeader {
+  RecordKind kind;
+  std::uint16_t reserved;
+  std::uint32_t size;  // bytes, this header included, multiple of 8
+};
+
+struct HelloRecord {
+  RecordHeader header;
+  std::uint32_t magic;
+  std::uint32_t version;
+  std::uint32_t pid;
+  std::uint32_t stack_depth;
+  std::uint64_t start_ns;
+  std::uint64_t sample_ns;
+  // followed by the executable's path, NUL-terminated, padded to 8
+};
+
+struct ModuleRecord {
+  RecordHeader header;
+  std::uint64_t start;      // lowest mapped address of its PT_LOAD segments
+  std::uint64_t end;        // one past the highest
+  std::uint64_t load_bias;  // dlpi_addr: file virtual address + bias = run-time address
+  std::uint32_t path_bytes;  // including the NUL
+  std::uint32_t build_id_bytes;
+  // followed by the build id bytes, then the path, padded to 8
+};
+
+struct SiteRecord {
+  RecordHeader header;
+  std::uint32_t site;
+  std::uint32_t depth;
+  // followed by `depth` return addresses (std::uint64_t), innermost first
+};
+
+struct AllocRecord {
+  RecordHeader header;
+  std::uint64_t ns;
+  std::uint64_t address;
+  std::uint64_t size;
+  std::uint32_t site;
+  std::uint32_t thread;
+};
+
+struct FreeRecord {
+  RecordHeader header;
+  std::uint64_t ns;
+  std::uint64_t address;
+};
+
+struct FenceRecord {
+  RecordHeader header;
+  std::uint64_t ns;
+  std::uint64_t sequence;  // fences sent so far by this image, this one included
+  std::uint32_t name_bytes;  // kSnapshot: the name, including the NUL; else 0
+  std::uint32_t reserved;
+  // followed by the name, padded to 8
+};
+
+// Sent after the parent's live list arrives: one bit per listed block, in the list's order, set
+// when the block is reachable from the roots (data and bss of every module, thread stacks and
+// every other writable mapping that is not heap).
+struct ReachRecord {
+  RecordHeader header;
+  std::uint64_t blocks;
+  std::uint64_t roots_bytes;  // bytes of root memory scanned
+  // followed by ceil(blocks / 64) std::uint64_t words; sent in as many messages as it needs
+};
+
+// The parent's answer to kExit, sent on the same socket: a header, then `blocks` pairs of
+// (address, size) sorted by address.
+struct LiveListHeader {
+  std::uint32_t magic;
+  std::uint32_t reserved;
+  std::uint64_t blocks;
+};
+
+// Shared between parent and agent (a memfd both map). The parent writes, the agent reads on its
+// allocation path with one relaxed load.
+struct ControlPage {
+  std::uint64_t magic;
+  // Raised by the parent to ask for a fence soon (a snapshot signal, or --max-live needs an exact
+  // figure); the agent sends one and lowers nothing: it remembers the last value it served.
+  volatile std::uint64_t fence_requests;
+  volatile std::uint64_t snapshot_requests;
+};
+
+constexpr std::uint32_t padded(std::uint32_t bytes) { return (bytes + 7u) & ~7u; }
+
+}  // namespace tleak::agent

@@ -1,0 +1,285 @@
+#include "agent.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+
+#include "agent_memory.h"
+#include "channel.h"
+#include "modules.h"
+#include "reachability.h"
+#include "site_table.h"
+#include "thread_buffers.h"
+#include "tleak/detail/stack_capture.h"
+
+namespace tleak::agent {
+namespace {
+
+enum Status : int { kOff = 0, kOn = 1, kFinished = 2 };
+
+std::atomic<int> g_status{kOff};
+int g_stack_depth = 12;
+std::uint64_t g_sample_ns = 100'000'000;
+std::atomic<std::uint64_t> g_next_fence_ns{~0ull};
+const ControlPage* g_control = nullptr;
+std::uint64_t g_served_fences = 0, g_served_snapshots = 0;
+detail::SpinLock g_fence_lock;
+std::uint64_t g_fence_sequence = 0;
+SiteTable g_sites;
+
+// Set while this thread is inside the agent: whatever it allocates meanwhile (libunwind's caches,
+// the loader) passes through untracked. Initial-exec TLS never calls into the loader.
+__thread bool t_inside __attribute__((tls_model("initial-exec"))) = false;
+
+class Inside {
+ public:
+  Inside() { t_inside = true; }
+  ~Inside() { t_inside = false; }
+  Inside(const Inside&) = delete;
+  Inside& operator=(const Inside&) = delete;
+};
+
+std::uint64_t now_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+bool read_number(const char* name, std::uint64_t low, std::uint64_t high, std::uint64_t* out) {
+  const char* text = getenv(name);
+  if (text == nullptr || *text == '\0') return false;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long v = strtoull(text, &end, 10);
+  if (errno != 0 || *end != '\0' || v < low || v > high) return false;
+  *out = v;
+  return true;
+}
+
+void send_record(const void* data, std::uint32_t bytes) { channel_send(data, bytes); }
+
+// A fence is due when the sample period passed or the parent asked for one.
+bool fence_due(std::uint64_t ns) {
+  return ns >= g_next_fence_ns.load(std::memory_order_relaxed) ||
+         (g_control != nullptr && (g_control->fence_requests != g_served_fences ||
+                                   g_control->snapshot_requests != g_served_snapshots));
+}
+
+void fence_locked(RecordKind kind, const char* name) {
+  // Outside every buffer lock: dl_iterate_phdr may wait on a thread that waits on its buffer.
+  send_modules_if_changed();
+  const std::uint32_t count = thread_buffer_count();
+  for (std::uint32_t i = 0; i < count; ++i) thread_buffer(i)->lock.lock();
+  const std::uint64_t ns = now_ns();
+  for (std::uint32_t i = 0; i < count; ++i) thread_buffer(i)->send();
+  alignas(8) unsigned char message[sizeof(FenceRecord) + kMaxNameBytes + 8];
+  const std::uint32_t name_bytes =
+      name == nullptr ? 0 : static_cast<std::uint32_t>(strnlen(name, kMaxNameBytes - 1)) + 1;
+  const std::uint32_t size = padded(sizeof(FenceRecord) + name_bytes);
+  std::memset(message, 0, size);
+  auto* record = reinterpret_cast<FenceRecord*>(message);
+  record->header = {kind, 0, size};
+  record->ns = ns;
+  record->sequence = ++g_fence_sequence;
+  record->name_bytes = name_bytes;
+  if (name_bytes > 0) std::memcpy(record + 1, name, name_bytes - 1);
+  send_record(message, size);
+  for (std::uint32_t i = count; i-- > 0;) thread_buffer(i)->lock.unlock();
+  g_next_fence_ns.store(ns + g_sample_ns, std::memory_order_relaxed);
+}
+
+// Time fences, the parent's requests: whoever allocates when one is due sends it, unless another
+// thread already is.
+void serve_fences(std::uint64_t ns) {
+  if (!fence_due(ns) || !g_fence_lock.try_lock()) return;
+  if (g_control != nullptr && g_control->snapshot_requests != g_served_snapshots) {
+    g_served_snapshots = g_control->snapshot_requests;
+    g_served_fences = g_control->fence_requests;
+    fence_locked(RecordKind::kSnapshot, "signal");
+  } else if (fence_due(now_ns())) {
+    if (g_control != nullptr) g_served_fences = g_control->fence_requests;
+    fence_locked(RecordKind::kFence, nullptr);
+  }
+  g_fence_lock.unlock();
+}
+
+void in_forked_child() {
+  // The child must not write into the parent's stream: it runs untracked (README, "fork").
+  g_status.store(kOff, std::memory_order_release);
+  channel_forget();
+  thread_buffers_forget();
+  g_control = nullptr;
+}
+
+void send_hello() {
+  alignas(8) unsigned char message[sizeof(HelloRecord) + 4096 + 8];
+  char path[4096];
+  const ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+  path[n > 0 ? n : 0] = '\0';
+  const auto path_bytes = static_cast<std::uint32_t>(std::strlen(path)) + 1;
+  const std::uint32_t size = padded(sizeof(HelloRecord) + path_bytes);
+  std::memset(message, 0, size);
+  auto* hello = reinterpret_cast<HelloRecord*>(message);
+  hello->header = {RecordKind::kHello, 0, size};
+  hello->magic = kProtocolMagic;
+  hello->version = kProtocolVersion;
+  hello->pid = static_cast<std::uint32_t>(getpid());
+  hello->stack_depth = static_cast<std::uint32_t>(g_stack_depth);
+  hello->start_ns = now_ns();
+  hello->sample_ns = g_sample_ns;
+  std::memcpy(hello + 1, path, path_bytes);
+  send_record(message, size);
+}
+
+// The parent's live list in, the reachability bitmap out.
+void exit_handshake() {
+  LiveListHeader header{};
+  if (!channel_receive(&header, sizeof header) || header.magic != kProtocolMagic) return;
+  const std::uint64_t n = header.blocks;
+  if (n > (std::uint64_t{1} << 32)) return;
+  const std::size_t list_bytes = n * sizeof(LiveBlock) + 8;
+  const std::size_t bitmap_words = (n + 63) / 64;
+  auto* blocks = static_cast<LiveBlock*>(map_pages(list_bytes, true));
+  auto* message = static_cast<std::uint64_t*>(map_pages(sizeof(ReachRecord) + bitmap_words * 8 + 8, true));
+  auto* work = static_cast<std::uint32_t*>(map_pages(n * 4 + 8, true));
+  if (blocks == nullptr || message == nullptr || work == nullptr) return;
+  if (!channel_receive(blocks, n * sizeof(LiveBlock))) return;
+  auto* record = reinterpret_cast<ReachRecord*>(message);
+  std::uint64_t* bitmap = message + sizeof(ReachRecord) / 8;
+  record->roots_bytes = scan_reachability(blocks, n, bitmap, work);
+  record->blocks = n;
+  const std::uint64_t total = sizeof(ReachRecord) + bitmap_words * 8;
+  record->header = {RecordKind::kReach, 0, static_cast<std::uint32_t>(total > 0xffffffffu ? 0 : total)};
+  // Large bitmaps go out in message-sized pieces; the parent reassembles by the header's size.
+  const auto* bytes = reinterpret_cast<const unsigned char*>(message);
+  for (std::uint64_t sent = 0; sent < total;) {
+    const std::uint64_t piece = total - sent < kMaxMessageBytes ? total - sent : kMaxMessageBytes;
+    if (!channel_send(bytes + sent, piece)) return;
+    sent += piece;
+  }
+}
+
+}  // namespace
+
+bool active() { return g_status.load(std::memory_order_relaxed) == kOn && !t_inside; }
+
+void record_alloc(const void* address, std::size_t size) {
+  if (!active() || address == nullptr) return;
+  Inside inside;
+  const int saved_errno = errno;
+  ThreadBuffer* buffer = this_thread_buffer();
+  if (buffer != nullptr) {
+    std::uintptr_t frames[kMaxFrames];
+    // Skip the interposed function: the first frame is where the program called it.
+    const int depth = g_stack_depth == 0 ? 0 : detail::capture_stack(frames, g_stack_depth, 2);
+    const auto* words = reinterpret_cast<const std::uint64_t*>(frames);
+    const auto d = static_cast<std::uint32_t>(depth);
+    const std::uint64_t hash = SiteTable::hash(words, d);
+    SiteCacheEntry& cached = buffer->cache[hash & (ThreadBuffer::kCacheEntries - 1)];
+    bool is_new = false;
+    std::uint32_t site;
+    if (cached.hash == hash) {
+      site = cached.site;
+    } else {
+      site = g_sites.intern(words, d, hash, &is_new);
+      cached.hash = hash;
+      cached.site = site;
+    }
+    buffer->lock.lock();
+    if (is_new) {
+      const std::uint32_t bytes = sizeof(SiteRecord) + d * 8;
+      auto* record = reinterpret_cast<SiteRecord*>(buffer->reserve(bytes));
+      record->header = {RecordKind::kSite, 0, bytes};
+      record->site = site;
+      record->depth = d;
+      std::memcpy(record + 1, words, d * 8);
+    }
+    auto* record = reinterpret_cast<AllocRecord*>(buffer->reserve(sizeof(AllocRecord)));
+    const std::uint64_t ns = now_ns();
+    *record = {{RecordKind::kAlloc, 0, sizeof(AllocRecord)}, ns, reinterpret_cast<std::uint64_t>(address),
+               size, site, buffer->index};
+    buffer->allocated_since_send += size;
+    if (buffer->allocated_since_send >= ThreadBuffer::kFlushAllocatedBytes) buffer->send();
+    buffer->lock.unlock();
+    serve_fences(ns);
+  }
+  errno = saved_errno;
+}
+
+std::uint64_t free_stamp() { return active() ? now_ns() : 0; }
+
+void record_free_at(const void* address, std::uint64_t ns) {
+  if (!active() || address == nullptr) return;
+  Inside inside;
+  const int saved_errno = errno;
+  if (ThreadBuffer* buffer = this_thread_buffer()) {
+    buffer->lock.lock();
+    auto* record = reinterpret_cast<FreeRecord*>(buffer->reserve(sizeof(FreeRecord)));
+    *record = {{RecordKind::kFree, 0, sizeof(FreeRecord)}, ns != 0 ? ns : now_ns(),
+               reinterpret_cast<std::uint64_t>(address)};
+    buffer->lock.unlock();
+  }
+  errno = saved_errno;
+}
+
+void record_free(const void* address) { record_free_at(address, 0); }
+
+void fence(RecordKind kind, const char* name) {
+  if (!active()) return;
+  Inside inside;
+  const int saved_errno = errno;
+  g_fence_lock.lock();
+  fence_locked(kind, name);
+  g_fence_lock.unlock();
+  errno = saved_errno;
+}
+
+// Start-up: runs before the program's own constructors (the preloaded object is initialized right
+// after the C library). Everything allocated before it passes through untracked.
+__attribute__((constructor)) static void agent_start() {
+  std::uint64_t pid = 0, fd = 0, control_fd = 0, depth = 12, sample_us = 100'000;
+  if (!read_number(kEnvPid, 1, 0xffffffffu, &pid) || pid != static_cast<std::uint64_t>(getpid())) return;
+  if (!read_number(kEnvStreamFd, 0, 1 << 20, &fd)) return;
+  read_number(kEnvStackDepth, 0, kMaxFrames, &depth);
+  read_number(kEnvSampleMicros, 1000, 3'600'000'000ull, &sample_us);
+  Inside inside;
+  if (!channel_open(static_cast<int>(fd))) return;
+  if (read_number(kEnvControlFd, 0, 1 << 20, &control_fd)) {
+    void* page = mmap(nullptr, 4096, PROT_READ, MAP_SHARED, static_cast<int>(control_fd), 0);
+    if (page != MAP_FAILED && static_cast<const ControlPage*>(page)->magic == kProtocolMagic) {
+      g_control = static_cast<const ControlPage*>(page);
+      g_served_fences = g_control->fence_requests;
+      g_served_snapshots = g_control->snapshot_requests;
+    }
+  }
+  g_stack_depth = static_cast<int>(depth);
+  g_sample_ns = sample_us * 1000;
+  if (!g_sites.init() || !thread_buffers_init()) return;
+  add_own_image();
+  pthread_atfork(nullptr, nullptr, in_forked_child);
+  send_hello();
+  send_modules_if_changed();
+  g_next_fence_ns.store(now_ns() + g_sample_ns, std::memory_order_relaxed);
+  g_status.store(kOn, std::memory_order_release);
+}
+
+// After the program's own teardown (exit handlers, static destructors of the objects loaded after
+// this one): what is still allocated is either reachable or leaked. _exit and fatal signals skip
+// this; the parent then reports blocks not freed without telling the two apart.
+__attribute__((destructor)) static void agent_finish() {
+  if (g_status.load(std::memory_order_acquire) != kOn) return;
+  Inside inside;
+  g_fence_lock.lock();
+  fence_locked(RecordKind::kExit, nullptr);
+  g_status.store(kFinished, std::memory_order_release);
+  g_fence_lock.unlock();
+  exit_handshake();
+}
+
+}  // namespace tleak::agent

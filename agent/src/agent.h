@@ -1,0 +1,26 @@
+// The agent's state and the two calls the interposed functions make. Everything here runs inside
+// the user's program: it never allocates through malloc, never throws, keeps errno, and does
+// nothing at all (one load and a branch) when this process is not the one `tleak run` started.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "tleak/agent/protocol.h"
+
+namespace tleak::agent {
+
+// A block the program now owns. `skip` frames above the caller are allocation plumbing.
+[[gnu::noinline]] void record_alloc(const void* address, std::size_t size);
+// Call before the block is handed back, so its address cannot be reused before the free is stamped.
+void record_free(const void* address);
+// A realloc that moved or resized: the old block's free is stamped before the call.
+std::uint64_t free_stamp();
+void record_free_at(const void* address, std::uint64_t ns);
+
+// Sends every thread's buffer, then a fence record of `kind` (with `name` for a snapshot).
+void fence(RecordKind kind, const char* name);
+
+bool active();
+
+}  // namespace tleak::agent

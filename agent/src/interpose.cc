@@ -1,0 +1,97 @@
+// The functions the program calls instead of the C library's: each calls the real one, then tells
+// the agent. C++ new and delete reach these through libstdc++. What the program sees is exactly
+// what the real allocator returned: same pointers, alignment, usable size and errno.
+#include <errno.h>
+#include <stdint.h>
+
+#include "agent.h"
+#include "real_malloc.h"
+
+namespace agent = tleak::agent;
+namespace real = tleak::agent::real;
+
+#define TLEAK_EXPORT extern "C" __attribute__((visibility("default"), noinline))
+
+TLEAK_EXPORT void* malloc(size_t size) {
+  void* p = real::malloc(size);
+  agent::record_alloc(p, size);
+  return p;
+}
+
+TLEAK_EXPORT void free(void* ptr) {
+  if (ptr == nullptr || real::is_bootstrap(ptr)) return;
+  agent::record_free(ptr);
+  real::free(ptr);
+}
+
+TLEAK_EXPORT void* calloc(size_t count, size_t size) {
+  void* p = real::calloc(count, size);
+  agent::record_alloc(p, count * size);
+  return p;
+}
+
+namespace {
+
+// realloc and reallocarray: the old block's free is stamped before the call (its address may be
+// handed to another thread the moment the real call returns), and sent only if the call succeeded.
+[[gnu::always_inline]] inline void* track_resize(void* old, size_t size, void* fresh, uint64_t freed_ns) {
+  if (fresh != nullptr) {
+    if (old != nullptr && !real::is_bootstrap(old)) agent::record_free_at(old, freed_ns);
+    agent::record_alloc(fresh, size);
+  } else if (size == 0 && old != nullptr && !real::is_bootstrap(old)) {
+    agent::record_free_at(old, freed_ns);  // glibc's realloc(p, 0) frees p and returns null
+  }
+  return fresh;
+}
+
+}  // namespace
+
+TLEAK_EXPORT void* realloc(void* ptr, size_t size) {
+  const uint64_t freed_ns = ptr != nullptr ? agent::free_stamp() : 0;
+  return track_resize(ptr, size, real::realloc(ptr, size), freed_ns);
+}
+
+TLEAK_EXPORT void* reallocarray(void* ptr, size_t count, size_t size) {
+  const uint64_t freed_ns = ptr != nullptr ? agent::free_stamp() : 0;
+  void* fresh = real::reallocarray(ptr, count, size);
+  // A failed overflow check leaves the old block alone, whatever count * size wrapped to.
+  if (fresh == nullptr) return nullptr;
+  return track_resize(ptr, count * size, fresh, freed_ns);
+}
+
+TLEAK_EXPORT int posix_memalign(void** out, size_t alignment, size_t size) {
+  const int result = real::posix_memalign(out, alignment, size);
+  if (result == 0) agent::record_alloc(*out, size);
+  return result;
+}
+
+TLEAK_EXPORT void* aligned_alloc(size_t alignment, size_t size) {
+  void* p = real::aligned_alloc(alignment, size);
+  agent::record_alloc(p, size);
+  return p;
+}
+
+TLEAK_EXPORT void* memalign(size_t alignment, size_t size) {
+  void* p = real::memalign(alignment, size);
+  agent::record_alloc(p, size);
+  return p;
+}
+
+TLEAK_EXPORT void* valloc(size_t size) {
+  void* p = real::valloc(size);
+  agent::record_alloc(p, size);
+  return p;
+}
+
+TLEAK_EXPORT void* pvalloc(size_t size) {
+  void* p = real::pvalloc(size);
+  agent::record_alloc(p, size);
+  return p;
+}
+
+// The marks API (tleak/marks.h calls these through weak references).
+TLEAK_EXPORT void tleak_agent_mark_iteration(void) { agent::fence(agent::RecordKind::kMark, nullptr); }
+
+TLEAK_EXPORT void tleak_agent_snapshot(const char* name) {
+  agent::fence(agent::RecordKind::kSnapshot, name != nullptr && name[0] != '\0' ? name : "snapshot");
+}

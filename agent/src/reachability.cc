@@ -1,0 +1,185 @@
+#include "reachability.h"
+
+#include <fcntl.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "agent_memory.h"
+
+namespace tleak::agent {
+namespace {
+
+constexpr std::uint64_t kChunkBytes = 64 * 1024;
+
+struct Scan {
+  const LiveBlock* blocks;
+  std::uint64_t n;
+  std::uint64_t* reachable;
+  std::uint32_t* work;
+  std::uint64_t work_size = 0;
+  std::uint64_t lowest = 0, highest = 0;  // [lowest, highest): where any block lies
+
+  // The block containing `value`, or n.
+  std::uint64_t find(std::uint64_t value) const {
+    if (value < lowest || value >= highest) return n;
+    std::uint64_t lo = 0, hi = n;  // first block starting after value
+    while (lo < hi) {
+      const std::uint64_t mid = (lo + hi) / 2;
+      if (blocks[mid].address <= value) lo = mid + 1; else hi = mid;
+    }
+    if (lo == 0) return n;
+    const LiveBlock& b = blocks[lo - 1];
+    const bool inside = value < b.address + b.size || value == b.address;
+    return inside ? lo - 1 : n;
+  }
+
+  void words(const std::uint64_t* w, std::uint64_t count) {
+    for (std::uint64_t i = 0; i < count; ++i) {
+      const std::uint64_t at = find(w[i]);
+      if (at == n || (reachable[at / 64] >> (at % 64) & 1)) continue;
+      reachable[at / 64] |= std::uint64_t{1} << (at % 64);
+      work[work_size++] = static_cast<std::uint32_t>(at);
+    }
+  }
+
+  // Memory that may vanish or fault under us (another thread's mappings, big blocks that are
+  // their own mappings): read through the kernel, which answers EFAULT instead of SIGSEGV.
+  std::uint64_t* chunk;  // 64 KiB of the agent's own pages: never taken for a root
+
+  void region_checked(std::uintptr_t start, std::uintptr_t end) {
+    const pid_t self = getpid();
+    start = (start + 7) & ~std::uintptr_t{7};
+    while (start + 8 <= end) {
+      std::uint64_t bytes = end - start;
+      if (bytes > kChunkBytes) bytes = kChunkBytes;
+      iovec local{chunk, bytes};
+      iovec remote{reinterpret_cast<void*>(start), bytes};
+      const ssize_t got = process_vm_readv(self, &local, 1, &remote, 1, 0);
+      if (got <= 0) {
+        start = (start + 4096) & ~std::uintptr_t{4095};  // skip the page that failed
+        continue;
+      }
+      words(chunk, static_cast<std::uint64_t>(got) / 8);
+      start += static_cast<std::uint64_t>(got);
+    }
+  }
+
+  void flood() {
+    while (work_size > 0) {
+      const LiveBlock& b = blocks[work[--work_size]];
+      if (b.size >= (1u << 17)) {
+        region_checked(b.address, b.address + b.size);
+      } else {
+        words(reinterpret_cast<const std::uint64_t*>(b.address), b.size / 8);
+      }
+    }
+  }
+};
+
+bool starts_with(const char* s, const char* prefix) { return std::strncmp(s, prefix, std::strlen(prefix)) == 0; }
+
+std::uint64_t parse_hex(const char*& p) {
+  std::uint64_t v = 0;
+  for (;; ++p) {
+    const char c = *p;
+    if (c >= '0' && c <= '9') v = v * 16 + static_cast<std::uint64_t>(c - '0');
+    else if (c >= 'a' && c <= 'f') v = v * 16 + static_cast<std::uint64_t>(c - 'a' + 10);
+    else return v;
+  }
+}
+
+[[gnu::noinline]] std::uint64_t scan_roots(Scan& scan, std::uintptr_t stack_pointer) {
+  // /proc/self/maps read with plain syscalls into agent pages: no stdio, no malloc.
+  constexpr std::size_t kMapsBytes = 8 << 20;
+  char* maps = static_cast<char*>(map_pages(kMapsBytes, true));
+  if (maps == nullptr) return 0;
+  std::size_t length = 0;
+  const int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    for (ssize_t got; length + 1 < kMapsBytes &&
+                      (got = read(fd, maps + length, kMapsBytes - 1 - length)) > 0;) {
+      length += static_cast<std::size_t>(got);
+    }
+    close(fd);
+  }
+  maps[length] = '\0';
+  static OwnRegion own[1024];  // in the agent's bss, itself an own region
+  const int own_count = own_regions(own, 1024);
+  std::uint64_t scanned = 0;
+  for (char* line = maps; *line != '\0';) {
+    char* next = std::strchr(line, '\n');
+    if (next != nullptr) *next = '\0';
+    const char* p = line;
+    const std::uint64_t start = parse_hex(p);
+    ++p;
+    const std::uint64_t end = parse_hex(p);
+    ++p;
+    const bool readable = p[0] == 'r', writable = p[1] == 'w', is_private = p[3] == 'p';
+    // The path, if any, is the first '/' or '[' after the permissions.
+    const char* path = p + 4;
+    while (*path != '\0' && *path != '/' && *path != '[') ++path;
+    line = next != nullptr ? next + 1 : line + std::strlen(line);
+    if (!readable || !writable || !is_private) continue;
+    if (starts_with(path, "[heap]") || starts_with(path, "[vvar]") || starts_with(path, "[vsyscall]") ||
+        starts_with(path, "/dev/")) {
+      continue;
+    }
+    // A mapping holding a live block is heap (an arena, or one big block's own mapping): its
+    // blocks are scanned only when reached, and its free chunks hold stale pointers.
+    bool heap = false;
+    if (scan.n > 0 && start < scan.highest && end > scan.lowest) {
+      std::uint64_t lo = 0, hi = scan.n;  // first block at or after start
+      while (lo < hi) {
+        const std::uint64_t mid = (lo + hi) / 2;
+        if (scan.blocks[mid].address < start) lo = mid + 1; else hi = mid;
+      }
+      heap = lo < scan.n && scan.blocks[lo].address < end;
+    }
+    if (heap) continue;
+    std::uint64_t from = start;
+    // The calling thread's stack: only what is live, above the scanner's own frame.
+    if (stack_pointer >= start && stack_pointer < end) from = stack_pointer;
+    // Minus the agent's own memory (its tables hold every block's address).
+    for (int r = 0; r < own_count && from < end; ++r) {
+      if (own[r].end <= from || own[r].start >= end) continue;
+      if (own[r].start > from) {
+        scan.region_checked(from, own[r].start);
+        scanned += own[r].start - from;
+      }
+      from = own[r].end;
+    }
+    if (from < end) {
+      scan.region_checked(from, end);
+      scanned += end - from;
+    }
+  }
+  unmap_pages(maps, kMapsBytes);
+  return scanned;
+}
+
+}  // namespace
+
+std::uint64_t scan_reachability(const LiveBlock* blocks, std::uint64_t n, std::uint64_t* reachable,
+                                std::uint32_t* work) {
+  Scan scan{blocks, n, reachable, work, 0, 0, 0, nullptr};
+  scan.chunk = static_cast<std::uint64_t*>(map_pages(kChunkBytes));
+  if (scan.chunk == nullptr) return 0;
+  if (n > 0) {
+    scan.lowest = blocks[0].address;
+    for (std::uint64_t i = 0; i < n; ++i) {
+      const std::uint64_t end = blocks[i].address + (blocks[i].size > 0 ? blocks[i].size : 1);
+      if (end > scan.highest) scan.highest = end;
+    }
+  }
+  // Callee-saved registers of the frames above go onto this stack, inside the scanned range.
+  __builtin_unwind_init();
+  volatile std::uintptr_t marker = 0;
+  const std::uint64_t roots = scan_roots(scan, reinterpret_cast<std::uintptr_t>(&marker));
+  scan.flood();
+  unmap_pages(scan.chunk, kChunkBytes);
+  return roots;
+}
+
+}  // namespace tleak::agent

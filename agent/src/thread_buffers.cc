@@ -1,0 +1,99 @@
+#include "thread_buffers.h"
+
+#include <pthread.h>
+
+#include <new>
+
+#include "agent_memory.h"
+#include "channel.h"
+
+namespace tleak::agent {
+namespace {
+
+constexpr std::uint32_t kMaxBuffers = 4096;
+
+ThreadBuffer* g_buffers[kMaxBuffers];
+std::atomic<std::uint32_t> g_buffer_count{0};
+detail::SpinLock g_create_lock;
+pthread_key_t g_exit_key;
+// Set in a forked child: the buffers and their locks belong to the parent's image.
+std::atomic<bool> g_forgotten{false};
+
+// Initial-exec TLS: reading it never calls into the dynamic loader (which may allocate).
+__thread ThreadBuffer* t_buffer __attribute__((tls_model("initial-exec"))) = nullptr;
+
+void on_thread_exit(void* value) {
+  auto* buffer = static_cast<ThreadBuffer*>(value);
+  if (buffer == nullptr || g_forgotten.load(std::memory_order_acquire)) return;
+  buffer->lock.lock();
+  buffer->send();
+  buffer->lock.unlock();
+  t_buffer = nullptr;
+  buffer->taken.store(false, std::memory_order_release);
+}
+
+ThreadBuffer* take_buffer() {
+  const std::uint32_t count = g_buffer_count.load(std::memory_order_acquire);
+  for (std::uint32_t i = 0; i < count; ++i) {
+    bool expected = false;
+    if (g_buffers[i]->taken.compare_exchange_strong(expected, true, std::memory_order_acq_rel)) {
+      return g_buffers[i];
+    }
+  }
+  g_create_lock.lock();
+  ThreadBuffer* buffer = nullptr;
+  const std::uint32_t n = g_buffer_count.load(std::memory_order_relaxed);
+  if (n < kMaxBuffers) {
+    void* memory = map_pages(sizeof(ThreadBuffer));
+    if (memory != nullptr) {
+      buffer = new (memory) ThreadBuffer;
+      buffer->index = n;
+      buffer->taken.store(true, std::memory_order_relaxed);
+      g_buffers[n] = buffer;
+      g_buffer_count.store(n + 1, std::memory_order_release);
+    }
+  }
+  g_create_lock.unlock();
+  return buffer;
+}
+
+}  // namespace
+
+unsigned char* ThreadBuffer::reserve(std::uint32_t bytes) {
+  if (used + bytes > sizeof data) send();
+  unsigned char* at = data + used;
+  used += bytes;
+  return at;
+}
+
+void ThreadBuffer::send() {
+  if (used > 0) channel_send(data, used);
+  used = 0;
+  allocated_since_send = 0;
+}
+
+ThreadBuffer* this_thread_buffer() {
+  if (t_buffer != nullptr) return t_buffer;
+  if (g_forgotten.load(std::memory_order_relaxed)) return nullptr;
+  ThreadBuffer* buffer = take_buffer();
+  if (buffer == nullptr) return nullptr;
+  t_buffer = buffer;
+  // The first keys live in a static array: setting one does not allocate.
+  pthread_setspecific(g_exit_key, buffer);
+  return buffer;
+}
+
+std::uint32_t thread_buffer_count() { return g_buffer_count.load(std::memory_order_acquire); }
+ThreadBuffer* thread_buffer(std::uint32_t index) { return g_buffers[index]; }
+
+bool thread_buffers_init() { return pthread_key_create(&g_exit_key, on_thread_exit) == 0; }
+
+void thread_buffers_forget() {
+  // Only the forking thread exists here; the memory stays mapped (copy-on-write) and unused.
+  g_forgotten.store(true, std::memory_order_release);
+  g_buffer_count.store(0, std::memory_order_release);
+  t_buffer = nullptr;
+  new (&g_create_lock) detail::SpinLock;
+}
+
+}  // namespace tleak::agent

@@ -1,0 +1,53 @@
+// Per-thread record buffers. A thread appends to its own buffer under its own lock, which no
+// other thread takes except a fence (rare), so the allocation path touches no shared cache line.
+// A buffer is sent as one message when full, when it holds many allocated bytes (so the parent's
+// --max-live check is never far behind), at every fence and when its thread exits; a thread that
+// exits gives its slot back for the next new thread.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "tleak/agent/protocol.h"
+#include "tleak/detail/spin_lock.h"
+
+namespace tleak::agent {
+
+struct SiteCacheEntry {
+  std::uint64_t hash;  // 0: empty
+  std::uint32_t site;
+  std::uint32_t reserved;
+};
+
+struct ThreadBuffer {
+  static constexpr std::uint32_t kCacheEntries = 1024;
+  static constexpr std::uint64_t kFlushAllocatedBytes = 1 << 20;
+
+  detail::SpinLock lock;
+  std::atomic<bool> taken{false};
+  std::uint32_t index = 0;
+  std::uint32_t used = 0;
+  std::uint64_t allocated_since_send = 0;
+  SiteCacheEntry cache[kCacheEntries];
+  alignas(64) unsigned char data[kMaxMessageBytes];
+
+  // Room for `bytes` more (sending what is there first if needed). Call with `lock` held.
+  unsigned char* reserve(std::uint32_t bytes);
+  // Sends what is buffered. Call with `lock` held.
+  void send();
+};
+
+// The calling thread's buffer, created or reused on first use; nullptr if none can be had.
+ThreadBuffer* this_thread_buffer();
+
+// Every buffer ever created (taken or not). Fences walk them in this order.
+std::uint32_t thread_buffer_count();
+ThreadBuffer* thread_buffer(std::uint32_t index);
+
+// Creates the thread-exit hook. Once, at start-up.
+bool thread_buffers_init();
+// In a forked child: the buffers hold the parent's records and maybe locks held by threads that
+// do not exist here. Forget them all.
+void thread_buffers_forget();
+
+}  // namespace tleak::agent

@@ -1,0 +1,118 @@
+// The event source for a program run under the LD_PRELOAD agent: decodes the agent's stream
+// (tleak/agent/protocol.h), puts each epoch's records back in time order, keeps the live blocks by
+// address, and feeds the same Recorder the scenarios feed. Marks come from the program or, until
+// its first mark, from the agent's time samples.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "tleak/diagnosis/recorder.h"
+#include "tleak/symbolizer.h"
+
+namespace tleak::diagnosis {
+
+class StreamError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class AgentSource {
+ public:
+  AgentSource();
+
+  // One message from the agent. Throws StreamError on anything malformed.
+  void consume(std::span<const unsigned char> message);
+
+  // Called when a snapshot fence has been processed (the state is as of that moment).
+  std::function<void(const std::string& name)> on_snapshot;
+  // Called after every processed fence, for the budget guard and progress.
+  std::function<void()> on_fence;
+
+  bool hello_seen() const { return hello_seen_; }
+  std::uint32_t pid() const { return pid_; }
+  double sample_seconds() const { return static_cast<double>(sample_ns_) / 1e9; }
+  // "iterations" once the program marked, "time" before.
+  const char* clock_name() const { return user_marks_ ? "iterations" : "time"; }
+  std::int64_t live_bytes() const { return live_bytes_; }
+  // Bytes allocated in records not yet ordered (an upper bound on how far live bytes may have gone).
+  std::int64_t pending_allocated_bytes() const { return pending_allocated_; }
+  std::uint64_t fences() const { return fences_; }
+
+  // The agent ran its exit handlers and waits for the live list.
+  bool exit_requested() const { return exit_requested_; }
+  // The live blocks as (address, size) pairs sorted by address: what the agent scans.
+  std::vector<std::uint64_t> live_list() const;
+  // The agent's reachability answer arrived, for the list live_list() gave.
+  bool reach_complete() const { return reach_complete_; }
+  std::uint64_t reach_root_bytes() const { return reach_root_bytes_; }
+
+  // Ends the recording. With a complete reach answer, unreachable blocks are leaks and the rest
+  // reachable at exit; without one, nothing left is judged.
+  Recording finish();
+  Recording snapshot() const;
+
+  std::vector<std::uintptr_t> stack(SiteId site) const;
+  std::vector<ModuleInfo> modules() const;
+  // Records that named allocations of sites never defined, frees of blocks never seen, etc.
+  std::uint64_t unknown_frees() const { return unknown_frees_; }
+
+ private:
+  struct Pending {
+    std::uint64_t ns;
+    std::uint64_t order;  // arrival, for a stable order among equal times
+    std::uint64_t address;
+    std::uint64_t size;   // allocations only
+    std::uint32_t site;
+    bool is_free;
+  };
+  struct Live {
+    std::uint64_t size;
+    std::uint64_t id;
+    std::uint64_t clock;
+    std::uint64_t iteration;
+    std::uint32_t site;
+  };
+
+  void record(const unsigned char* at, std::uint32_t size);
+  void fence(std::uint16_t kind, const unsigned char* at, std::uint32_t size);
+  void drain_epoch();
+  void apply_free(std::uint64_t address);
+  BlockInfo block_info(std::uint64_t address, const Live& live) const;
+  std::vector<BlockInfo> live_blocks(bool reachable_wanted, bool all) const;
+
+  void reset();
+
+  std::unique_ptr<Recorder> recorder_;
+  bool hello_seen_ = false;
+  std::uint32_t pid_ = 0;
+  std::uint64_t sample_ns_ = 100'000'000;
+  bool user_marks_ = false;
+  std::uint64_t iteration_ = 0;
+  std::uint64_t clock_ = 0;
+  std::uint64_t next_block_ = 0;
+  std::uint64_t fences_ = 0;
+  std::uint64_t order_ = 0;
+  std::int64_t live_bytes_ = 0;
+  std::int64_t pending_allocated_ = 0;
+  std::uint64_t unknown_frees_ = 0;
+  std::vector<Pending> pending_;
+  std::unordered_map<std::uint64_t, Live> live_;
+  std::unordered_map<std::uint32_t, std::vector<std::uintptr_t>> sites_;
+  std::vector<ModuleInfo> modules_;
+  bool exit_requested_ = false;
+  // The reach answer: the list the agent was sent, and the bitmap as it arrives.
+  mutable std::vector<std::uint64_t> sent_list_;
+  std::vector<unsigned char> reach_bytes_;
+  std::uint64_t reach_expected_ = 0;
+  bool reach_started_ = false, reach_complete_ = false;
+  std::uint64_t reach_root_bytes_ = 0;
+};
+
+}  // namespace tleak::diagnosis

@@ -1,0 +1,41 @@
+// `tleak run -- COMMAND`: starts the program with the agent preloaded, reads the agent's stream
+// while it runs (AgentSource), answers the agent's exit scan with the live list, and classifies
+// what it saw with the same engine and report as a scenario.
+#pragma once
+
+#include <csignal>
+#include <cstdint>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "tleak/diagnosis/classifier.h"
+#include "tleak/diagnosis/report.h"
+
+namespace tleak::diagnosis {
+
+// The program could not be started (not found, not executable, statically linked): one line.
+class ProgramError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct ProgramOptions {
+  std::vector<std::string> command;  // argv; command[0] searched in PATH like a shell does
+  std::string agent_path;            // libtleak_preload.so
+  int stack_depth = 12;
+  double sample_seconds = 0.1;       // the time clock, until the program marks its own iterations
+  std::int64_t max_live_bytes = 0;   // stop the program past this many live bytes; 0: no limit
+  int snapshot_signal = SIGUSR2;     // sent to tleak: a snapshot of the program's live heap
+  ClassifierOptions thresholds;
+  // A snapshot's report, as the program asked for it (tleak_snapshot) or the signal did.
+  std::function<void(const Report&)> on_snapshot;
+};
+
+// The path the command would run, or a ProgramError naming why it cannot run.
+std::string resolve_command(const std::string& name);
+
+Report run_program(const ProgramOptions& options);
+
+}  // namespace tleak::diagnosis

@@ -1,0 +1,29 @@
+// Turns a finished Recording into a Report's totals, timeline, sites and summary: the step every
+// event source shares (a scenario's trackers, a program's agent). The source says how to get a
+// site's return addresses and with which symbolizer to name them.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "tleak/allocator_stats.h"
+#include "tleak/diagnosis/classifier.h"
+#include "tleak/diagnosis/recorder.h"
+#include "tleak/diagnosis/report.h"
+#include "tleak/symbolizer.h"
+
+namespace tleak::diagnosis {
+
+using SiteStack = std::function<std::vector<std::uintptr_t>(SiteId)>;
+
+// `stats`: the allocators' own figures in AllocatorId order, or empty when the source has none
+// (a program's malloc): rounded and reserved bytes are then reported as the live ones.
+void fill_report(Report& report, const Recording& recording, const ClassifierOptions& options,
+                 const std::vector<AllocatorStats>& stats, const SiteStack& stack, Symbolizer& symbolizer);
+
+// The untracked baseline: only the allocators' own figures.
+void fill_untracked_totals(Report& report, const std::vector<AllocatorInfo>& allocators,
+                           const std::vector<AllocatorStats>& stats);
+
+}  // namespace tleak::diagnosis

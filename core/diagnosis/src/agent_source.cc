@@ -1,0 +1,287 @@
+#include "tleak/diagnosis/agent_source.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "tleak/agent/protocol.h"
+
+namespace tleak::diagnosis {
+namespace {
+
+using agent::RecordHeader;
+using agent::RecordKind;
+
+template <class T>
+T read_as(const unsigned char* at) {
+  T value;
+  std::memcpy(&value, at, sizeof value);
+  return value;
+}
+
+std::string string_at(const unsigned char* at, std::uint32_t bytes) {
+  if (bytes == 0) return {};
+  const auto* text = reinterpret_cast<const char*>(at);
+  return std::string(text, strnlen(text, bytes));
+}
+
+}  // namespace
+
+AgentSource::AgentSource() { reset(); }
+
+void AgentSource::reset() {
+  recorder_ = std::make_unique<Recorder>(std::vector<AllocatorInfo>{{"malloc", MemorySpace::kHost}});
+  hello_seen_ = user_marks_ = exit_requested_ = reach_started_ = reach_complete_ = false;
+  iteration_ = clock_ = next_block_ = fences_ = order_ = unknown_frees_ = 0;
+  live_bytes_ = pending_allocated_ = 0;
+  pending_.clear();
+  live_.clear();
+  sites_.clear();
+  modules_.clear();
+  sent_list_.clear();
+  reach_bytes_.clear();
+}
+
+void AgentSource::consume(std::span<const unsigned char> message) {
+  if (reach_started_ && !reach_complete_) {
+    reach_bytes_.insert(reach_bytes_.end(), message.begin(), message.end());
+    if (reach_bytes_.size() > reach_expected_) throw StreamError("reachability answer longer than announced");
+    reach_complete_ = reach_bytes_.size() == reach_expected_;
+    return;
+  }
+  std::size_t at = 0;
+  while (at < message.size()) {
+    if (message.size() - at < sizeof(RecordHeader)) throw StreamError("truncated record header");
+    const auto header = read_as<RecordHeader>(message.data() + at);
+    if (header.kind == RecordKind::kReach) {
+      // May continue over the following messages.
+      if (message.size() - at < sizeof(agent::ReachRecord)) throw StreamError("truncated reachability record");
+      const auto reach = read_as<agent::ReachRecord>(message.data() + at);
+      if (reach.blocks != sent_list_.size() / 2) throw StreamError("reachability answer for another list");
+      reach_expected_ = (reach.blocks + 63) / 64 * 8;
+      reach_root_bytes_ = reach.roots_bytes;
+      reach_started_ = true;
+      reach_bytes_.assign(message.begin() + static_cast<std::ptrdiff_t>(at + sizeof(agent::ReachRecord)),
+                          message.end());
+      if (reach_bytes_.size() > reach_expected_) throw StreamError("reachability answer longer than announced");
+      reach_complete_ = reach_bytes_.size() == reach_expected_;
+      return;
+    }
+    if (header.size < sizeof(RecordHeader) || header.size % 8 != 0 || header.size > message.size() - at) {
+      throw StreamError("record of impossible size " + std::to_string(header.size));
+    }
+    record(message.data() + at, header.size);
+    at += header.size;
+  }
+}
+
+void AgentSource::record(const unsigned char* at, std::uint32_t size) {
+  const auto kind = read_as<RecordHeader>(at).kind;
+  const auto need = [&](std::size_t bytes) {
+    if (size < bytes) throw StreamError("record too short for its kind");
+  };
+  switch (kind) {
+    case RecordKind::kHello: {
+      need(sizeof(agent::HelloRecord));
+      const auto hello = read_as<agent::HelloRecord>(at);
+      if (hello.magic != agent::kProtocolMagic) throw StreamError("not a tleak agent stream");
+      if (hello.version != agent::kProtocolVersion) {
+        throw StreamError("agent stream version " + std::to_string(hello.version) + ", expected " +
+                          std::to_string(agent::kProtocolVersion) + " (agent and tleak from different builds)");
+      }
+      if (hello_seen_) {
+        // The program exec'd another image: the old heap is gone. The report follows the new one.
+        reset();
+      }
+      hello_seen_ = true;
+      pid_ = hello.pid;
+      if (hello.sample_ns > 0) sample_ns_ = hello.sample_ns;
+      return;
+    }
+    case RecordKind::kModule: {
+      need(sizeof(agent::ModuleRecord));
+      const auto m = read_as<agent::ModuleRecord>(at);
+      if (sizeof(agent::ModuleRecord) + std::uint64_t{m.build_id_bytes} + m.path_bytes > size) {
+        throw StreamError("module record longer than its size");
+      }
+      const unsigned char* tail = at + sizeof(agent::ModuleRecord);
+      ModuleInfo info;
+      info.start = m.start;
+      info.end = m.end;
+      info.load_bias = m.load_bias;
+      info.build_id.assign(reinterpret_cast<const char*>(tail), m.build_id_bytes);
+      info.path = string_at(tail + m.build_id_bytes, m.path_bytes);
+      // The agent sends the whole map when it changes: keep one entry per loaded range.
+      const auto same = std::find_if(modules_.begin(), modules_.end(), [&](const ModuleInfo& o) {
+        return o.start == info.start && o.path == info.path;
+      });
+      if (same == modules_.end()) modules_.push_back(std::move(info));
+      return;
+    }
+    case RecordKind::kSite: {
+      need(sizeof(agent::SiteRecord));
+      const auto s = read_as<agent::SiteRecord>(at);
+      if (s.depth > agent::kMaxFrames || sizeof(agent::SiteRecord) + std::uint64_t{s.depth} * 8 > size) {
+        throw StreamError("site record with an impossible depth");
+      }
+      std::vector<std::uintptr_t> frames(s.depth);
+      std::memcpy(frames.data(), at + sizeof(agent::SiteRecord), s.depth * 8);
+      sites_[s.site] = std::move(frames);
+      return;
+    }
+    case RecordKind::kAlloc: {
+      need(sizeof(agent::AllocRecord));
+      const auto a = read_as<agent::AllocRecord>(at);
+      pending_.push_back({a.ns, order_++, a.address, a.size, a.site, false});
+      pending_allocated_ += static_cast<std::int64_t>(std::min<std::uint64_t>(a.size, INT64_MAX / 4));
+      return;
+    }
+    case RecordKind::kFree: {
+      need(sizeof(agent::FreeRecord));
+      const auto f = read_as<agent::FreeRecord>(at);
+      pending_.push_back({f.ns, order_++, f.address, 0, 0, true});
+      return;
+    }
+    case RecordKind::kFence:
+    case RecordKind::kMark:
+    case RecordKind::kSnapshot:
+    case RecordKind::kExit:
+      fence(static_cast<std::uint16_t>(kind), at, size);
+      return;
+    case RecordKind::kReach:
+      break;
+  }
+  throw StreamError("unknown record kind " + std::to_string(static_cast<unsigned>(kind)));
+}
+
+void AgentSource::apply_free(std::uint64_t address) {
+  const auto it = live_.find(address);
+  if (it == live_.end()) {
+    // Allocated before the agent was ready, or by the agent's own machinery: not the program's
+    // to answer for, and not counted.
+    ++unknown_frees_;
+    return;
+  }
+  FreeEvent event{block_info(address, it->second), {clock_, iteration_}};
+  live_bytes_ -= static_cast<std::int64_t>(it->second.size);
+  live_.erase(it);
+  recorder_->on_free(event);
+}
+
+BlockInfo AgentSource::block_info(std::uint64_t address, const Live& live) const {
+  BlockInfo block;
+  block.block = BlockId(live.id);
+  block.site = SiteId(live.site);
+  block.allocator = AllocatorId(0);
+  block.address = reinterpret_cast<const void*>(address);
+  block.size = live.size;
+  block.tag = AllocTag{"malloc"};
+  block.allocated = block.last_use = {live.clock, live.iteration};
+  return block;
+}
+
+void AgentSource::drain_epoch() {
+  // Free before allocation at the same instant: an address is released before it is reused.
+  std::sort(pending_.begin(), pending_.end(), [](const Pending& a, const Pending& b) {
+    if (a.ns != b.ns) return a.ns < b.ns;
+    if (a.is_free != b.is_free) return a.is_free;
+    return a.order < b.order;
+  });
+  for (const Pending& p : pending_) {
+    ++clock_;
+    if (p.is_free) {
+      apply_free(p.address);
+      continue;
+    }
+    // An address handed out again without a free the agent saw (freed by code it does not
+    // interpose): the old block ended here.
+    if (live_.count(p.address) != 0) apply_free(p.address);
+    const Live live{p.size, next_block_++, clock_, iteration_, p.site};
+    live_.emplace(p.address, live);
+    live_bytes_ += static_cast<std::int64_t>(p.size);
+    recorder_->on_allocate(block_info(p.address, live));
+  }
+  pending_.clear();
+  pending_allocated_ = 0;
+}
+
+void AgentSource::fence(std::uint16_t kind, const unsigned char* at, std::uint32_t size) {
+  if (size < sizeof(agent::FenceRecord)) throw StreamError("fence record too short");
+  const auto f = read_as<agent::FenceRecord>(at);
+  if (sizeof(agent::FenceRecord) + std::uint64_t{f.name_bytes} > size) throw StreamError("fence name too long");
+  drain_epoch();
+  ++fences_;
+  switch (static_cast<RecordKind>(kind)) {
+    case RecordKind::kMark:
+      if (!user_marks_) {
+        // The program keeps its own iterations: the time samples so far were only a stand-in.
+        user_marks_ = true;
+        iteration_ = 0;
+        recorder_->clear_marks();
+      }
+      ++iteration_;
+      recorder_->mark(iteration_, clock_, {});
+      break;
+    case RecordKind::kFence:
+      if (!user_marks_) {
+        ++iteration_;
+        recorder_->mark(iteration_, clock_, {});
+      }
+      break;
+    case RecordKind::kSnapshot:
+      if (on_snapshot) on_snapshot(string_at(at + sizeof(agent::FenceRecord), f.name_bytes));
+      break;
+    case RecordKind::kExit:
+      exit_requested_ = true;
+      break;
+    default:
+      break;
+  }
+  if (on_fence) on_fence();
+}
+
+std::vector<std::uint64_t> AgentSource::live_list() const {
+  std::vector<std::uint64_t> pairs;
+  pairs.reserve(live_.size() * 2);
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> sorted;
+  sorted.reserve(live_.size());
+  for (const auto& [address, live] : live_) sorted.emplace_back(address, live.size);
+  std::sort(sorted.begin(), sorted.end());
+  for (const auto& [address, size] : sorted) {
+    pairs.push_back(address);
+    pairs.push_back(size);
+  }
+  sent_list_ = pairs;
+  return pairs;
+}
+
+Recording AgentSource::finish() {
+  drain_epoch();
+  std::vector<BlockInfo> leaked, unfreed;
+  const bool scanned = reach_complete_ && sent_list_.size() / 2 == live_.size();
+  if (scanned) {
+    for (std::size_t i = 0; i < sent_list_.size() / 2; ++i) {
+      const std::uint64_t address = sent_list_[2 * i];
+      const auto it = live_.find(address);
+      if (it == live_.end()) continue;
+      const bool reachable = (reach_bytes_[i / 8] >> (i % 8)) & 1;
+      (reachable ? unfreed : leaked).push_back(block_info(address, it->second));
+    }
+  } else {
+    for (const auto& [address, live] : live_) unfreed.push_back(block_info(address, live));
+  }
+  const auto by_id = [](const BlockInfo& a, const BlockInfo& b) { return a.block < b.block; };
+  std::sort(leaked.begin(), leaked.end(), by_id);
+  std::sort(unfreed.begin(), unfreed.end(), by_id);
+  return recorder_->finish(clock_, {}, leaked, unfreed, scanned ? RunEnd::kExitScan : RunEnd::kNoExitScan);
+}
+
+Recording AgentSource::snapshot() const { return recorder_->snapshot(clock_); }
+
+std::vector<std::uintptr_t> AgentSource::stack(SiteId site) const {
+  const auto it = sites_.find(site.value());
+  return it == sites_.end() ? std::vector<std::uintptr_t>{} : it->second;
+}
+
+std::vector<ModuleInfo> AgentSource::modules() const { return modules_; }
+
+}  // namespace tleak::diagnosis

@@ -1,0 +1,352 @@
+#include "tleak/diagnosis/program_session.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/mman.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+
+#include "tleak/agent/protocol.h"
+#include "tleak/diagnosis/agent_source.h"
+#include "tleak/diagnosis/report_builder.h"
+
+namespace tleak::diagnosis {
+namespace {
+
+// A descriptor closed when it goes out of scope.
+class Fd {
+ public:
+  explicit Fd(int fd = -1) : fd_(fd) {}
+  ~Fd() { reset(); }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const { return fd_; }
+  void reset(int fd = -1) {
+    if (fd_ >= 0) close(fd_);
+    fd_ = fd;
+  }
+
+ private:
+  int fd_;
+};
+
+std::string utc_now() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return text;
+}
+
+std::string host_name() {
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) != 0) return "unknown";
+  return name;
+}
+
+std::string base_name(const std::string& path) {
+  const auto slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// An ELF executable without a program interpreter is statically linked: nothing can be preloaded.
+bool is_static_elf(const std::string& path) {
+  Fd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) return false;
+  Elf64_Ehdr eh{};
+  if (pread(fd.get(), &eh, sizeof eh, 0) != static_cast<ssize_t>(sizeof eh)) return false;
+  if (std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64) return false;
+  if (eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum == 0 || eh.e_phnum > 512) return false;
+  bool has_dynamic = false;
+  for (int i = 0; i < eh.e_phnum; ++i) {
+    Elf64_Phdr ph{};
+    const off_t at = static_cast<off_t>(eh.e_phoff + static_cast<std::uint64_t>(i) * sizeof ph);
+    if (pread(fd.get(), &ph, sizeof ph, at) != static_cast<ssize_t>(sizeof ph)) return false;
+    if (ph.p_type == PT_INTERP || ph.p_type == PT_DYNAMIC) has_dynamic = true;
+  }
+  return !has_dynamic;
+}
+
+void check_runnable(const std::string& name, const std::string& path) {
+  struct stat st{};
+  if (stat(path.c_str(), &st) != 0) throw ProgramError("cannot run '" + name + "': " + std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) throw ProgramError("cannot run '" + name + "': it is a directory");
+  if (access(path.c_str(), X_OK) != 0) throw ProgramError("cannot run '" + name + "': not executable");
+  if (is_static_elf(path)) {
+    throw ProgramError("cannot diagnose '" + name +
+                       "': it is statically linked, so the interposer cannot be loaded into it");
+  }
+}
+
+// Sends the live list the agent's exit scan needs, in messages the agent's buffer takes whole.
+void send_live_list(int fd, const std::vector<std::uint64_t>& pairs) {
+  agent::LiveListHeader header{agent::kProtocolMagic, 0, pairs.size() / 2};
+  std::vector<unsigned char> bytes(sizeof header + pairs.size() * 8);
+  std::memcpy(bytes.data(), &header, sizeof header);
+  if (!pairs.empty()) std::memcpy(bytes.data() + sizeof header, pairs.data(), pairs.size() * 8);
+  constexpr std::size_t kPiece = 60 * 1024;
+  for (std::size_t sent = 0; sent < bytes.size();) {
+    const std::size_t n = std::min(kPiece, bytes.size() - sent);
+    const ssize_t r = send(fd, bytes.data() + sent, n, MSG_NOSIGNAL);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return;  // the program is gone: finish() reports without a scan
+    sent += n;
+  }
+}
+
+struct Child {
+  pid_t pid = -1;
+  int status = 0;
+  bool exited = false;
+};
+
+// fork + exec with the agent preloaded. The child gets the parent's signal mask and dispositions
+// back before exec: what the program sees of its environment is the user's, plus tleak's variables.
+pid_t start_child(const ProgramOptions& o, const std::string& path, int stream_fd, int control_fd,
+                  const sigset_t& original_mask) {
+  int error_pipe[2];
+  if (pipe2(error_pipe, O_CLOEXEC) != 0) throw ProgramError(std::string("pipe: ") + std::strerror(errno));
+  std::string preload = o.agent_path;
+  if (const char* existing = std::getenv("LD_PRELOAD"); existing != nullptr && *existing != '\0') {
+    preload = std::string(existing) + ":" + o.agent_path;
+  }
+  std::vector<char*> argv;
+  for (const std::string& a : o.command) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  const std::string depth = std::to_string(o.stack_depth);
+  const std::string sample_us = std::to_string(static_cast<long long>(std::llround(o.sample_seconds * 1e6)));
+
+  const pid_t pid = fork();
+  if (pid < 0) throw ProgramError(std::string("fork: ") + std::strerror(errno));
+  if (pid == 0) {
+    close(error_pipe[0]);
+    // The stream's descriptor must survive exec; the control page too.
+    fcntl(stream_fd, F_SETFD, 0);
+    fcntl(control_fd, F_SETFD, 0);
+    setenv("LD_PRELOAD", preload.c_str(), 1);
+    setenv(agent::kEnvStreamFd, std::to_string(stream_fd).c_str(), 1);
+    setenv(agent::kEnvControlFd, std::to_string(control_fd).c_str(), 1);
+    setenv(agent::kEnvPid, std::to_string(getpid()).c_str(), 1);
+    setenv(agent::kEnvStackDepth, depth.c_str(), 1);
+    setenv(agent::kEnvSampleMicros, sample_us.c_str(), 1);
+    sigprocmask(SIG_SETMASK, &original_mask, nullptr);
+    execv(path.c_str(), argv.data());
+    const int error = errno;
+    (void)!write(error_pipe[1], &error, sizeof error);
+    _exit(127);
+  }
+  close(error_pipe[1]);
+  int error = 0;
+  ssize_t got;
+  while ((got = read(error_pipe[0], &error, sizeof error)) < 0 && errno == EINTR) {
+  }
+  close(error_pipe[0]);
+  if (got == static_cast<ssize_t>(sizeof error)) {
+    waitpid(pid, nullptr, 0);
+    throw ProgramError("cannot run '" + o.command[0] + "': " + std::strerror(error));
+  }
+  return pid;
+}
+
+// Signals tleak handles itself while the program runs, read through a signalfd.
+class SignalScope {
+ public:
+  explicit SignalScope(int snapshot_signal) {
+    sigemptyset(&handled_);
+    for (int s : {SIGCHLD, SIGTERM, SIGHUP, SIGINT, snapshot_signal}) sigaddset(&handled_, s);
+    sigprocmask(SIG_BLOCK, &handled_, &original_);
+    fd_.reset(signalfd(-1, &handled_, SFD_CLOEXEC | SFD_NONBLOCK));
+  }
+  ~SignalScope() { sigprocmask(SIG_SETMASK, &original_, nullptr); }
+  int fd() const { return fd_.get(); }
+  const sigset_t& original() const { return original_; }
+
+ private:
+  sigset_t handled_{}, original_{};
+  Fd fd_;
+};
+
+}  // namespace
+
+std::string resolve_command(const std::string& name) {
+  if (name.empty()) throw ProgramError("no command given after --");
+  if (name.find('/') != std::string::npos) {
+    check_runnable(name, name);
+    return name;
+  }
+  const char* path_env = std::getenv("PATH");
+  const std::string path = path_env != nullptr ? path_env : "/usr/local/bin:/usr/bin:/bin";
+  std::size_t begin = 0;
+  while (begin <= path.size()) {
+    const std::size_t end = std::min(path.find(':', begin), path.size());
+    const std::string dir = end == begin ? "." : path.substr(begin, end - begin);
+    const std::string candidate = dir + "/" + name;
+    struct stat st{};
+    if (stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(candidate.c_str(), X_OK) == 0) {
+      check_runnable(name, candidate);
+      return candidate;
+    }
+    begin = end + 1;
+  }
+  throw ProgramError("cannot run '" + name + "': command not found in PATH");
+}
+
+Report run_program(const ProgramOptions& o) {
+  const auto started = std::chrono::steady_clock::now();
+  if (o.command.empty()) throw ProgramError("no command given after --");
+  const std::string path = resolve_command(o.command[0]);
+  if (access(o.agent_path.c_str(), R_OK) != 0) {
+    throw ProgramError("the agent library " + o.agent_path + " is missing (is tleak installed whole?)");
+  }
+
+  int sockets[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sockets) != 0) {
+    throw ProgramError(std::string("socketpair: ") + std::strerror(errno));
+  }
+  Fd ours(sockets[0]), theirs(sockets[1]);
+  Fd control_fd(static_cast<int>(syscall(SYS_memfd_create, "tleak-control", MFD_CLOEXEC)));
+  if (control_fd.get() < 0 || ftruncate(control_fd.get(), 4096) != 0) {
+    throw ProgramError(std::string("memfd_create: ") + std::strerror(errno));
+  }
+  void* page = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, control_fd.get(), 0);
+  if (page == MAP_FAILED) throw ProgramError(std::string("mmap: ") + std::strerror(errno));
+  auto* control = static_cast<agent::ControlPage*>(page);
+  control->magic = agent::kProtocolMagic;
+
+  SignalScope signals(o.snapshot_signal);
+  Child child;
+  child.pid = start_child(o, path, theirs.get(), control_fd.get(), signals.original());
+  theirs.reset();
+  Fd pidfd(static_cast<int>(syscall(SYS_pidfd_open, child.pid, 0)));
+
+  Report report;
+  report.thresholds = o.thresholds;
+  ProgramInfo program;
+  program.command = o.command;
+  program.pid = child.pid;
+  program.sample_seconds = o.sample_seconds;
+
+  AgentSource source;
+  bool answered_exit = false;
+  bool fence_asked = false;
+  const auto make_report = [&](Recording rec, Report& out, const std::optional<std::string>& snapshot) {
+    out.thresholds = o.thresholds;
+    out.run.scenario = base_name(o.command[0]);
+    out.run.variant = "program";
+    out.run.mode = "native";
+    out.run.iterations = rec.iterations;
+    out.run.scale = 1.0;
+    out.run.stack_depth = o.stack_depth;
+    out.run.tleak_version = TLEAK_VERSION;
+    out.run.started_at = utc_now();
+    out.run.host = host_name();
+    out.run.tracked = true;
+    out.run.valgrind_annotations = false;
+    ProgramInfo info = program;
+    info.clock = source.clock_name();
+    info.sample_seconds = source.sample_seconds();
+    info.snapshot = snapshot;
+    info.exit_scan = rec.end == RunEnd::kExitScan;
+    info.exit_scan_root_bytes = info.exit_scan ? static_cast<std::int64_t>(source.reach_root_bytes()) : 0;
+    out.run.program = info;
+    Symbolizer symbolizer(source.modules());
+    fill_report(out, rec, o.thresholds, {}, [&source](SiteId s) { return source.stack(s); }, symbolizer);
+    out.run.duration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  };
+  source.on_snapshot = [&](const std::string& name) {
+    if (!o.on_snapshot) return;
+    Report snap;
+    make_report(source.snapshot(), snap, name);
+    o.on_snapshot(snap);
+  };
+  source.on_fence = [&] {
+    fence_asked = false;
+    if (o.max_live_bytes > 0 && source.live_bytes() > o.max_live_bytes && program.stopped_by.empty()) {
+      program.stopped_by = "max-live";
+      kill(child.pid, SIGKILL);
+    }
+  };
+
+  std::vector<unsigned char> message(agent::kMaxMessageBytes * 8);
+  const auto read_messages = [&](bool wait) {
+    for (;;) {
+      const ssize_t got = recv(ours.get(), message.data(), message.size(), wait ? 0 : MSG_DONTWAIT);
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0) return;
+      source.consume({message.data(), static_cast<std::size_t>(got)});
+      if (source.exit_requested() && !answered_exit) {
+        answered_exit = true;
+        send_live_list(ours.get(), source.live_list());
+      }
+      // The budget guard wants an exact figure as soon as the unordered records may pass it.
+      if (o.max_live_bytes > 0 && !fence_asked &&
+          source.live_bytes() + source.pending_allocated_bytes() > o.max_live_bytes) {
+        fence_asked = true;
+        control->fence_requests = control->fence_requests + 1;
+      }
+      wait = false;
+    }
+  };
+
+  while (!child.exited) {
+    pollfd fds[3] = {{ours.get(), POLLIN, 0}, {signals.fd(), POLLIN, 0}, {pidfd.get(), POLLIN, 0}};
+    const int n = poll(fds, pidfd.get() >= 0 ? 3 : 2, pidfd.get() >= 0 ? -1 : 100);
+    if (n < 0 && errno != EINTR) break;
+    if (fds[0].revents & POLLIN) read_messages(false);
+    if (fds[1].revents & POLLIN) {
+      signalfd_siginfo info{};
+      while (read(signals.fd(), &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
+        const int sig = static_cast<int>(info.ssi_signo);
+        if (sig == o.snapshot_signal) {
+          control->snapshot_requests = control->snapshot_requests + 1;
+        } else if (sig == SIGTERM || sig == SIGHUP || (sig == SIGINT && info.ssi_code == SI_USER)) {
+          // A terminal's Ctrl-C reaches the program itself (same process group); a signal sent to
+          // tleak alone is passed on.
+          kill(child.pid, sig);
+        }
+      }
+    }
+    int status = 0;
+    if (waitpid(child.pid, &status, WNOHANG) == child.pid) {
+      child.exited = true;
+      child.status = status;
+    }
+  }
+  // Whatever the program sent before it ended is in the socket: nothing else can write to it.
+  read_messages(false);
+  munmap(page, 4096);
+
+  if (WIFEXITED(child.status)) program.exit_status = WEXITSTATUS(child.status);
+  if (WIFSIGNALED(child.status)) program.exit_signal = WTERMSIG(child.status);
+  if (!source.hello_seen()) {
+    throw ProgramError("'" + o.command[0] + "' ended before tleak's agent started in it (" +
+                       (program.exit_signal ? "killed by signal " + std::to_string(*program.exit_signal)
+                                            : "exit status " + std::to_string(program.exit_status.value_or(-1))) +
+                       "); is it a static binary or a script whose interpreter is?");
+  }
+  make_report(source.finish(), report, std::nullopt);
+  if (program.stopped_by == "max-live") {
+    report.notes.push_back("tleak stopped the program: its live bytes passed --max-live (" +
+                           std::to_string(o.max_live_bytes) + " bytes)");
+  }
+  if (!report.run.program->exit_scan) {
+    report.notes.push_back("no exit scan: the program ended without running its exit handlers (killed, or "
+                           "_exit), so blocks left allocated are reported as unjudged, not as leaks");
+  }
+  return report;
+}
+
+}  // namespace tleak::diagnosis

@@ -1,0 +1,145 @@
+#include "tleak/diagnosis/report_builder.h"
+
+namespace tleak::diagnosis {
+namespace {
+
+const char* space_name(MemorySpace space) { return space == MemorySpace::kDevice ? "device" : "host"; }
+
+void add_blocks(const std::vector<LeakedBlock>& blocks, std::size_t allocator, std::int64_t& bytes,
+                std::int64_t& count) {
+  for (const LeakedBlock& b : blocks) {
+    if (b.allocator != allocator) continue;
+    bytes += static_cast<std::int64_t>(b.size);
+    ++count;
+  }
+}
+
+void fill_totals(Report& report, const Recording& rec, const std::vector<AllocatorStats>& stats) {
+  Totals& t = report.totals;
+  const bool judged = rec.end == RunEnd::kExitScan || rec.end == RunEnd::kTeardown;
+  for (std::size_t a = 0; a < rec.allocator_names.size(); ++a) {
+    AllocatorTotals at;
+    at.name = rec.allocator_names[a];
+    at.space = space_name(rec.allocator_spaces[a]);
+    at.peak_live_bytes = rec.allocator_peak_live_bytes[a];
+    at.peak_unused_reserved_bytes = rec.allocator_peak_unused_reserved_bytes[a];
+    at.final_live_bytes = rec.marks.empty() ? 0 : rec.marks.back().allocator_live_bytes[a];
+    add_blocks(rec.leaked, a, at.leaked_bytes, at.leaked_blocks);
+    if (a < stats.size()) {
+      at.peak_in_use_bytes = stats[a].bytes_in_use.peak;
+      at.peak_reserved_bytes = stats[a].bytes_reserved.peak;
+      at.allocate_calls = stats[a].allocate_calls;
+      at.deallocate_calls = stats[a].deallocate_calls;
+      t.allocations += at.allocate_calls;
+      t.frees += at.deallocate_calls;
+    } else {
+      // The source knows only what it was asked for (a program's malloc): that is all there is.
+      at.peak_in_use_bytes = at.peak_live_bytes;
+      at.peak_reserved_bytes = at.peak_live_bytes;
+    }
+    if (rec.allocator_spaces[a] == MemorySpace::kHost) t.peak_reserved_bytes += at.peak_reserved_bytes;
+    t.leaked_bytes += at.leaked_bytes;
+    t.leaked_blocks += at.leaked_blocks;
+    std::int64_t unfreed_bytes = 0, unfreed_blocks = 0;
+    add_blocks(rec.unfreed, a, unfreed_bytes, unfreed_blocks);
+    (judged ? t.reachable_at_exit_bytes : t.unjudged_at_exit_bytes) += unfreed_bytes;
+    (judged ? t.reachable_at_exit_blocks : t.unjudged_at_exit_blocks) += unfreed_blocks;
+    t.allocators.push_back(at);
+  }
+  if (stats.empty()) {
+    t.allocations = rec.allocations;
+    t.frees = rec.frees;
+    for (AllocatorTotals& at : t.allocators) {
+      at.allocate_calls = rec.allocations;
+      at.deallocate_calls = rec.frees;
+    }
+  }
+  t.peak_live_bytes = rec.peak_live_bytes;
+  t.final_live_bytes = rec.marks.empty() ? 0 : rec.marks.back().live_bytes;
+}
+
+void fill_findings(Report& report, const Recording& rec, const Diagnosis& diagnosis, const SiteStack& stack,
+                   Symbolizer& symbolizer) {
+  report.total_growth = diagnosis.total_growth;
+  report.total_retained = diagnosis.total_retained;
+  report.timeline.stride = rec.mark_stride;
+  report.timeline.samples = rec.marks;
+  report.timeline.after_teardown = rec.final_mark;
+  const bool judged = rec.end == RunEnd::kExitScan || rec.end == RunEnd::kTeardown;
+
+  for (const SiteFinding& f : diagnosis.sites) {
+    SiteReport s;
+    s.id = f.site.value();
+    s.verdict = to_string(f.verdict);
+    s.reason = f.reason;
+    s.allocator = rec.allocator_names[f.allocator];
+    // Frames below main are process start-up, the same for every site; resolving them would
+    // mean loading the C library's debug info for nothing.
+    for (const std::uintptr_t address : stack(f.site)) {
+      s.frames.push_back(symbolizer.symbolize(address));
+      if (s.frames.back().function == "main") break;
+    }
+    s.label = site_label(s.frames);
+    s.allocations = f.allocations;
+    s.frees = f.frees;
+    s.bytes_allocated = f.bytes_allocated;
+    s.peak_live_bytes = f.peak_live_bytes;
+    s.final_live_bytes = f.final_live_bytes;
+    s.leaked_bytes = f.leaked_bytes;
+    s.leaked_blocks = f.leaked_blocks;
+    (judged ? s.reachable_at_exit_bytes : s.unjudged_at_exit_bytes) = f.unfreed_bytes;
+    (judged ? s.reachable_at_exit_blocks : s.unjudged_at_exit_blocks) = f.unfreed_blocks;
+    s.growth = f.growth;
+    s.retained = f.retained;
+    s.live_bytes_at_samples = f.mark_live_bytes;
+    report.sites.push_back(std::move(s));
+  }
+  Summary& summary = report.summary;
+  for (const SiteReport& s : report.sites) {
+    summary.leak_sites += s.verdict == "leak";
+    summary.growth_sites += s.verdict == "growth";
+    summary.retained_sites += s.verdict == "retained";
+    summary.bounded_sites += s.verdict == "bounded";
+  }
+  if (!report.sites.empty()) {
+    summary.verdict = report.sites.front().verdict;
+    summary.sentence = summary_sentence(report.sites.front(), report);
+  } else {
+    summary.sentence = "bounded: no allocations were tracked";
+  }
+}
+
+}  // namespace
+
+void fill_report(Report& report, const Recording& recording, const ClassifierOptions& options,
+                 const std::vector<AllocatorStats>& stats, const SiteStack& stack, Symbolizer& symbolizer) {
+  fill_totals(report, recording, stats);
+  fill_findings(report, recording, classify(recording, options), stack, symbolizer);
+}
+
+void fill_untracked_totals(Report& report, const std::vector<AllocatorInfo>& allocators,
+                           const std::vector<AllocatorStats>& stats) {
+  Totals& t = report.totals;
+  for (std::size_t a = 0; a < allocators.size() && a < stats.size(); ++a) {
+    AllocatorTotals at;
+    at.name = allocators[a].name;
+    at.space = space_name(allocators[a].space);
+    at.peak_in_use_bytes = stats[a].bytes_in_use.peak;
+    at.peak_reserved_bytes = stats[a].bytes_reserved.peak;
+    at.allocate_calls = stats[a].allocate_calls;
+    at.deallocate_calls = stats[a].deallocate_calls;
+    // Untracked: the allocators' own figures are all there is.
+    at.peak_live_bytes = stats[a].bytes_in_use.peak;
+    at.leaked_bytes = stats[a].bytes_in_use.current;
+    at.leaked_blocks = stats[a].blocks_in_use.current;
+    if (allocators[a].space == MemorySpace::kHost) t.peak_reserved_bytes += at.peak_reserved_bytes;
+    t.leaked_bytes += at.leaked_bytes;
+    t.leaked_blocks += at.leaked_blocks;
+    t.allocations += at.allocate_calls;
+    t.frees += at.deallocate_calls;
+    t.peak_live_bytes += at.peak_live_bytes;
+    t.allocators.push_back(at);
+  }
+}
+
+}  // namespace tleak::diagnosis
