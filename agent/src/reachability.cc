@@ -66,6 +66,33 @@ struct Scan {
     }
   }
 
+  std::uint64_t first_block_at_or_after(std::uint64_t address) const {
+    std::uint64_t lo = 0, hi = n;
+    while (lo < hi) {
+      const std::uint64_t mid = (lo + hi) / 2;
+      if (blocks[mid].address < address) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+  }
+
+  // A root range minus the live blocks inside it: a big block is often its own mapping, and the
+  // kernel merges it with a neighbouring anonymous mapping (an interpreter's arena) into one.
+  void gaps(std::uintptr_t from, std::uintptr_t to) {
+    for (std::uint64_t i = first_block_at_or_after(from); i < n && blocks[i].address < to && from < to; ++i) {
+      if (blocks[i].address > from) region_checked(from, blocks[i].address);
+      const std::uint64_t block_end = blocks[i].address + blocks[i].size;
+      if (block_end > from) from = block_end;
+    }
+    // A block that starts before `from` and reaches into the range.
+    if (from < to) {
+      const std::uint64_t before = first_block_at_or_after(from);
+      if (before > 0 && blocks[before - 1].address + blocks[before - 1].size > from) {
+        from = blocks[before - 1].address + blocks[before - 1].size;
+      }
+    }
+    if (from < to) region_checked(from, to);
+  }
+
   void flood() {
     while (work_size > 0) {
       const LiveBlock& b = blocks[work[--work_size]];
@@ -126,18 +153,12 @@ std::uint64_t parse_hex(const char*& p) {
         starts_with(path, "/dev/")) {
       continue;
     }
-    // A mapping holding a live block is heap (an arena, or one big block's own mapping): its
-    // blocks are scanned only when reached, and its free chunks hold stale pointers.
-    bool heap = false;
-    if (scan.n > 0 && start < scan.highest && end > scan.lowest) {
-      std::uint64_t lo = 0, hi = scan.n;  // first block at or after start
-      while (lo < hi) {
-        const std::uint64_t mid = (lo + hi) / 2;
-        if (scan.blocks[mid].address < start) lo = mid + 1; else hi = mid;
-      }
-      heap = lo < scan.n && scan.blocks[lo].address < end;
+    // glibc's per-thread arenas are 64 MiB-aligned mappings: heap, whose free chunks hold stale
+    // pointers. Its blocks are scanned only when reached.
+    if (start % (std::uint64_t{64} << 20) == 0 && scan.first_block_at_or_after(start) < scan.n &&
+        scan.blocks[scan.first_block_at_or_after(start)].address < end) {
+      continue;
     }
-    if (heap) continue;
     std::uint64_t from = start;
     // The calling thread's stack: only what is live, above the scanner's own frame.
     if (stack_pointer >= start && stack_pointer < end) from = stack_pointer;
@@ -145,13 +166,13 @@ std::uint64_t parse_hex(const char*& p) {
     for (int r = 0; r < own_count && from < end; ++r) {
       if (own[r].end <= from || own[r].start >= end) continue;
       if (own[r].start > from) {
-        scan.region_checked(from, own[r].start);
+        scan.gaps(from, own[r].start);
         scanned += own[r].start - from;
       }
       from = own[r].end;
     }
     if (from < end) {
-      scan.region_checked(from, end);
+      scan.gaps(from, end);
       scanned += end - from;
     }
   }
