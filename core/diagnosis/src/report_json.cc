@@ -56,10 +56,10 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ClassifierOptions, warmup_fraction, min_warmu
                                    growth_min_confidence, growth_min_rise_bytes, tail_fraction,
                                    tail_min_slope_ratio, retained_min_bytes, retained_min_drag_share,
                                    retained_min_drag_iterations, retained_min_drag_ops, leak_min_bytes)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ProgramInfo, command, pid, exit_status, exit_signal,
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ProgramInfo, command, pid, exit_status, exit_signal,
                                                 stopped_by, clock, sample_seconds, exit_scan,
                                                 exit_scan_root_bytes, snapshot)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RunInfo, scenario, variant, mode, iterations, scale,
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RunInfo, scenario, variant, mode, iterations, scale,
                                                 stack_depth, tleak_version, started_at,
                                                 duration_seconds, host, under_valgrind, tracked,
                                                 valgrind_annotations, program)
@@ -67,7 +67,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(AllocatorTotals, name, space, peak_live_bytes
                                    peak_reserved_bytes, peak_unused_reserved_bytes,
                                    final_live_bytes, leaked_bytes, leaked_blocks, allocate_calls,
                                    deallocate_calls)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Totals, peak_live_bytes, peak_reserved_bytes,
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Totals, peak_live_bytes, peak_reserved_bytes,
                                                 final_live_bytes, leaked_bytes, leaked_blocks,
                                                 reachable_at_exit_bytes, reachable_at_exit_blocks,
                                                 unjudged_at_exit_bytes, unjudged_at_exit_blocks,
@@ -81,7 +81,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(MemcheckFigures, lost_bytes, lost_blocks, pos
                                    still_reachable_bytes, suppressed_bytes, definitely_lost_bytes,
                                    indirectly_lost_bytes, errors, tleak_host_leaked_bytes,
                                    tleak_device_leaked_bytes, agrees, agreement)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(SiteReport, id, verdict, reason, label, allocator,
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SiteReport, id, verdict, reason, label, allocator,
                                                 frames, allocations, frees, bytes_allocated,
                                                 peak_live_bytes, final_live_bytes, leaked_bytes,
                                                 leaked_blocks, reachable_at_exit_bytes,

@@ -1,0 +1,295 @@
+// `tleak run -- COMMAND` on real processes: the test programs of tests/programs (each with its
+// expected findings in its header comment), real python3 with numpy, and real memcheck beside it.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <string>
+#include <thread>
+
+#include "process.h"
+
+namespace {
+
+using tleak::testing::run_process;
+using Json = nlohmann::json;
+
+std::string program(const std::string& name) { return std::string(TLEAK_PROGRAMS_DIR) + "/" + name; }
+
+// A fresh directory for one test's reports.
+class ProgramRun : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("tleak-program-test-" + std::to_string(getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+
+  // tleak run [options] -o REPORT -- command...; returns the process result, fills report_.
+  tleak::testing::ProcessResult tleak_run(const std::vector<std::string>& options,
+                                          const std::vector<std::string>& command) {
+    std::vector<std::string> args = {"run"};
+    args.insert(args.end(), options.begin(), options.end());
+    args.insert(args.end(), {"-o", path("report.json"), "--"});
+    args.insert(args.end(), command.begin(), command.end());
+    auto result = run_process(TLEAK_BINARY, args);
+    report_ = Json();
+    if (std::filesystem::exists(path("report.json"))) report_ = Json::parse(std::ifstream(path("report.json")));
+    return result;
+  }
+
+  // The site whose label ends with `where` (e.g. "growth.c:22)"); fails the test if none.
+  const Json& site_at(const std::string& where) const {
+    for (const Json& s : report_["sites"]) {
+      const std::string label = s["label"];
+      if (label.size() >= where.size() && label.compare(label.size() - where.size(), where.size(), where) == 0) {
+        return s;
+      }
+    }
+    ADD_FAILURE() << "no site at " << where << " in\n" << report_["sites"].dump(1).substr(0, 4000);
+    static const Json none = Json::object();
+    return none;
+  }
+
+  // The line of `marker` (a comment like /* KEEP */) in a test program's source.
+  static int line_of(const std::string& source, const std::string& marker) {
+    std::ifstream in(std::string(TLEAK_SOURCE_DIR) + "/tests/programs/" + source);
+    std::string line;
+    for (int n = 1; std::getline(in, line); ++n) {
+      if (line.find("/* " + marker + " */") != std::string::npos || line.find("# " + marker) != std::string::npos) {
+        return n;
+      }
+    }
+    ADD_FAILURE() << marker << " not in " << source;
+    return 0;
+  }
+  static std::string at(const std::string& source, const std::string& marker) {
+    return source + ":" + std::to_string(line_of(source, marker)) + ")";
+  }
+
+  std::filesystem::path dir_;
+  Json report_;
+};
+
+TEST_F(ProgramRun, LoopKeepingABlockPerIterationIsGrowthAtItsLine) {
+  const auto r = tleak_run({}, {program("growth"), "leaky"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "growth leaky done\n");  // the program's own output, untouched
+  EXPECT_EQ(report_["summary"]["verdict"], "growth");
+  const Json& keep = site_at(at("growth.c", "KEEP"));
+  EXPECT_EQ(keep["verdict"], "growth");
+  EXPECT_NEAR(keep["growth"]["slope_bytes_per_iteration"].get<double>(), 4096.0, 1.0);
+  EXPECT_EQ(keep["allocations"], 30);
+  EXPECT_EQ(keep["peak_live_bytes"], 30 * 4096);
+  EXPECT_EQ(site_at(at("growth.c", "SCRATCH"))["verdict"], "bounded");
+  EXPECT_EQ(site_at(at("growth.c", "SCRATCH"))["peak_live_bytes"], 64 * 1024);
+  EXPECT_EQ(report_["run"]["iterations"], 30);
+  EXPECT_EQ(report_["run"]["program"]["clock"], "iterations");
+  EXPECT_EQ(report_["run"]["program"]["exit_status"], 0);
+  EXPECT_TRUE(report_["run"]["program"]["exit_scan"]);
+  EXPECT_EQ(report_["totals"]["leaked_bytes"], 0);
+}
+
+TEST_F(ProgramRun, TheSameLoopFreeingItsBlockIsBounded) {
+  const auto r = tleak_run({"--fail-on", "any"}, {program("growth"), "fixed"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(report_["summary"]["verdict"], "bounded");
+  for (const Json& s : report_["sites"]) EXPECT_EQ(s["verdict"], "bounded") << s.dump();
+  EXPECT_EQ(site_at(at("growth.c", "KEEP"))["peak_live_bytes"], 4096);
+}
+
+TEST_F(ProgramRun, SnapshotsAreFullReportsThatDiffCompares) {
+  ASSERT_EQ(tleak_run({}, {program("growth"), "leaky"}).exit_code, 0);
+  const std::string early = path("report.snapshot-1-early.json"), late = path("report.snapshot-2-late.json");
+  ASSERT_TRUE(std::filesystem::exists(early));
+  ASSERT_TRUE(std::filesystem::exists(late));
+  const Json a = Json::parse(std::ifstream(early)), b = Json::parse(std::ifstream(late));
+  EXPECT_EQ(a["run"]["program"]["snapshot"], "early");
+  EXPECT_EQ(a["run"]["iterations"], 10);
+  EXPECT_EQ(a["totals"]["final_live_bytes"], 10 * 4096);
+  EXPECT_EQ(b["totals"]["final_live_bytes"], 20 * 4096);
+  const auto v = run_process("/usr/bin/python3", {std::string(TLEAK_SOURCE_DIR) + "/tests/validate_report.py",
+                                                  std::string(TLEAK_SOURCE_DIR) + "/schema/tleak.report.schema.json",
+                                                  early, late, path("report.json")});
+  EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+  const auto d = run_process(TLEAK_BINARY, {"diff", early, late});
+  EXPECT_EQ(d.exit_code, 0) << d.err;
+  EXPECT_NE(d.out.find("final live: 40.0 KiB -> 80.0 KiB"), std::string::npos) << d.out;
+}
+
+TEST_F(ProgramRun, LeaksAreTheUnreachableBlocksAtExit) {
+  const auto r = tleak_run({}, {program("exit_reachability")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(report_["totals"]["leaked_bytes"], 3500);
+  EXPECT_EQ(report_["totals"]["leaked_blocks"], 5);
+  EXPECT_EQ(site_at(at("exit_reachability.c", "DIRECT"))["leaked_bytes"], 3000);
+  EXPECT_EQ(site_at(at("exit_reachability.c", "PARENT"))["leaked_bytes"], 200);
+  EXPECT_EQ(site_at(at("exit_reachability.c", "CHILD"))["leaked_bytes"], 300);
+  const Json& global = site_at(at("exit_reachability.c", "GLOBAL"));
+  EXPECT_EQ(global["verdict"], "bounded");
+  EXPECT_EQ(global["reachable_at_exit_bytes"], 4096);
+  EXPECT_EQ(site_at(at("exit_reachability.c", "THREAD"))["reachable_at_exit_bytes"], 2048);
+  EXPECT_EQ(report_["summary"]["verdict"], "leak");
+}
+
+std::int64_t memcheck_figure(const std::string& log, const std::string& what) {
+  const std::regex pattern(what + ": ([0-9,]+) bytes");
+  std::smatch m;
+  if (!std::regex_search(log, m, pattern)) return -1;
+  std::string digits = m[1];
+  digits.erase(std::remove(digits.begin(), digits.end(), ','), digits.end());
+  return std::stoll(digits);
+}
+
+TEST_F(ProgramRun, LeakedBytesEqualMemchecksDefinitelyAndIndirectlyLost) {
+  const auto r = tleak_run({}, {program("exit_reachability")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto m = run_process(VALGRIND_PROGRAM, {"--leak-check=full", program("exit_reachability")});
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  const std::int64_t definitely = memcheck_figure(m.err, "definitely lost");
+  const std::int64_t indirectly = memcheck_figure(m.err, "indirectly lost");
+  ASSERT_GE(definitely, 0) << m.err;
+  ASSERT_GE(indirectly, 0) << m.err;
+  EXPECT_EQ(report_["totals"]["leaked_bytes"].get<std::int64_t>(), definitely + indirectly) << m.err;
+}
+
+TEST_F(ProgramRun, EightThreadsFreeingAcrossThreadsGiveExactTotals) {
+  const auto r = tleak_run({}, {program("threads")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Json& s = site_at(at("threads.c", "ALLOC"));
+  EXPECT_EQ(s["allocations"], 16000);
+  EXPECT_EQ(s["frees"], 16000);
+  std::int64_t bytes = 0;
+  for (int i = 0; i < 2000; ++i) bytes += 16 + (i % 7) * 8;
+  EXPECT_EQ(s["bytes_allocated"], 8 * bytes);
+  EXPECT_EQ(s["final_live_bytes"], 0);
+  EXPECT_EQ(s["reachable_at_exit_bytes"], 0);
+  EXPECT_EQ(report_["totals"]["leaked_bytes"], 0);
+}
+
+TEST_F(ProgramRun, ReallocChainsAlignedBlocksAndAForkedChild) {
+  const auto r = tleak_run({}, {program("resize_fork")});
+  EXPECT_EQ(r.exit_code, 3) << "3: the program failed (it exits 7)\n" << r.err;
+  EXPECT_NE(r.err.find("exited with status 7"), std::string::npos) << r.err;
+  EXPECT_EQ(report_["run"]["program"]["exit_status"], 7);
+  EXPECT_NE(r.out.find("child allocated\n"), std::string::npos);
+  EXPECT_NE(r.out.find("aligned ok, child exit 0\n"), std::string::npos) << r.out;
+  const Json& chain = site_at(at("resize_fork.c", "REALLOC"));
+  EXPECT_EQ(chain["allocations"], 100);
+  EXPECT_EQ(chain["frees"], 100);
+  EXPECT_EQ(chain["bytes_allocated"], 5050000);  // 1000 + 2000 + ... + 100000
+  EXPECT_EQ(chain["peak_live_bytes"], 100000);
+  EXPECT_EQ(site_at(at("resize_fork.c", "ALIGNED"))["peak_live_bytes"], 1000);
+  // The child's megabyte is the child's: never in the parent's stream.
+  for (const Json& s : report_["sites"]) EXPECT_LT(s["peak_live_bytes"].get<std::int64_t>(), 1 << 20) << s.dump();
+  EXPECT_EQ(report_["totals"]["leaked_bytes"], 0);
+}
+
+TEST_F(ProgramRun, OutputAndExitStatusAreTheProgramsOwn) {
+  for (const std::vector<std::string>& command :
+       {std::vector<std::string>{program("resize_fork")}, {program("growth"), "leaky"}, {"/bin/sh", "-c", "echo hi; exit 5"}}) {
+    const auto plain = run_process(command[0], {command.begin() + 1, command.end()});
+    const auto tracked = tleak_run({"--format", "json"}, command);
+    const std::string own = tracked.out.substr(0, plain.out.size());
+    EXPECT_EQ(own, plain.out) << command[0];
+    EXPECT_EQ(report_["run"]["program"]["exit_status"], plain.exit_code) << command[0];
+  }
+}
+
+TEST_F(ProgramRun, MaxLiveStopsARunawayProgramAndStillReports) {
+  const auto started = std::chrono::steady_clock::now();
+  const auto r = tleak_run({"--max-live", "64MiB"}, {program("runaway")});
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(30));
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_EQ(report_["run"]["program"]["stopped_by"], "max-live");
+  EXPECT_EQ(report_["run"]["program"]["exit_signal"], SIGKILL);
+  EXPECT_GT(report_["totals"]["peak_live_bytes"].get<std::int64_t>(), 64 << 20);
+  EXPECT_LT(report_["totals"]["peak_live_bytes"].get<std::int64_t>(), 80 << 20);
+  EXPECT_FALSE(report_["run"]["program"]["exit_scan"]);
+  EXPECT_EQ(report_["totals"]["leaked_bytes"], 0);  // nothing judged a leak without the exit scan
+  EXPECT_GT(report_["totals"]["unjudged_at_exit_bytes"].get<std::int64_t>(), 64 << 20);
+}
+
+TEST_F(ProgramRun, SignalToTleakWritesASnapshot) {
+  pid_t pid = 0;
+  const std::string report = path("report.json");
+  std::vector<std::string> args = {TLEAK_BINARY, "run", "--max-live", "256MiB", "-o", report, "--", program("runaway")};
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  ASSERT_EQ(posix_spawn(&pid, TLEAK_BINARY, nullptr, nullptr, argv.data(), environ), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  kill(pid, SIGUSR2);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  // The snapshot exists if the signal arrived while the program ran.
+  bool found = false;
+  for (const auto& entry : std::filesystem::directory_iterator(dir_)) {
+    found = found || entry.path().filename().string().find("report.snapshot-1-signal") == 0;
+  }
+  EXPECT_TRUE(found);
+}
+
+TEST_F(ProgramRun, NumpyLoopKeepingArraysIsGrowthAndTheFixedOneBounded) {
+  const std::string script = std::string(TLEAK_SOURCE_DIR) + "/tests/programs/numpy_loop.py";
+  const std::string pythonpath = "PYTHONPATH=" + std::string(TLEAK_SOURCE_DIR) + "/python";
+  auto r = tleak_run({}, {"/usr/bin/env", pythonpath, TLEAK_PYTHON, script, "leaky"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(report_["summary"]["verdict"], "growth") << r.err;
+  EXPECT_EQ(report_["run"]["program"]["clock"], "iterations");
+  const Json& top = report_["sites"][0];
+  EXPECT_EQ(top["verdict"], "growth");
+  EXPECT_NEAR(top["growth"]["slope_bytes_per_iteration"].get<double>(), 65536.0, 65536.0 * 0.02);
+  EXPECT_EQ(report_["totals"]["leaked_bytes"], 0) << "an interpreter's objects live in its own arenas: roots";
+
+  r = tleak_run({}, {"/usr/bin/env", pythonpath, TLEAK_PYTHON, script, "fixed"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(report_["summary"]["verdict"], "growth") << r.err;
+  EXPECT_EQ(report_["summary"]["growth_sites"], 0);
+  EXPECT_EQ(report_["totals"]["leaked_bytes"], 0);
+}
+
+// One line on stderr, exit 2, no report.
+void expect_refused(const tleak::testing::ProcessResult& r, const std::string& words, const std::string& report) {
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find(words), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(report));
+}
+
+TEST_F(ProgramRun, CommandsThatCannotRunAreRefusedInOneLine) {
+  expect_refused(tleak_run({}, {"no-such-command-tleak"}), "command not found", path("report.json"));
+  expect_refused(tleak_run({}, {"/nonexistent/prog"}), "No such file", path("report.json"));
+  const std::string text = path("not-executable");
+  std::ofstream(text) << "data\n";
+  expect_refused(tleak_run({}, {text}), "not executable", path("report.json"));
+  expect_refused(tleak_run({}, {dir_.string()}), "directory", path("report.json"));
+  expect_refused(tleak_run({}, {program("static_program")}), "statically linked", path("report.json"));
+  expect_refused(run_process(TLEAK_BINARY, {"run", "--"}), "nothing after --", path("report.json"));
+  expect_refused(run_process(TLEAK_BINARY, {"run", "append-loop", "--", "/bin/true"}), "not both", path("report.json"));
+  expect_refused(tleak_run({"--max-live", "-5"}, {"/bin/true"}), "--max-live", path("report.json"));
+  expect_refused(tleak_run({"--max-live", "1e30"}, {"/bin/true"}), "out of range", path("report.json"));
+  expect_refused(tleak_run({"--sample-every", "nan"}, {"/bin/true"}), "--sample-every", path("report.json"));
+  expect_refused(tleak_run({"--snapshot-signal", "KILL"}, {"/bin/true"}), "--snapshot-signal", path("report.json"));
+}
+
+TEST_F(ProgramRun, AProgramThatDiesAtOnceIsReportedAsKilled) {
+  const auto r = tleak_run({}, {"/bin/sh", "-c", "kill -9 $$"});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_EQ(report_["run"]["program"]["exit_signal"], SIGKILL);
+  EXPECT_NE(r.err.find("killed by signal 9"), std::string::npos) << r.err;
+}
+
+}  // namespace
