@@ -4,8 +4,10 @@
 #include <elfutils/libdwfl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string_view>
+#include <vector>
 
 namespace tleak {
 
@@ -56,6 +58,38 @@ struct Symbolizer::Dwarf {
     dwfl_report_end(dwfl, nullptr, nullptr);
   }
   std::vector<ModuleInfo> stale;
+
+  // libdw finds a symbol by scanning the whole symbol table each time; a program's report asks for
+  // thousands of addresses in the same few modules. Each module's function symbols, sorted once.
+  struct Symbol {
+    GElf_Addr start, end;
+    const char* name;
+  };
+  std::unordered_map<Dwfl_Module*, std::vector<Symbol>> symbols;
+
+  const char* function_at(Dwfl_Module* module, GElf_Addr pc) {
+    auto [it, fresh] = symbols.try_emplace(module);
+    std::vector<Symbol>& table = it->second;
+    if (fresh) {
+      const int n = dwfl_module_getsymtab(module);
+      for (int i = 1; i < n; ++i) {
+        GElf_Sym sym;
+        GElf_Addr address = 0;
+        const char* name = dwfl_module_getsym_info(module, i, &sym, &address, nullptr, nullptr, nullptr);
+        if (name == nullptr || *name == '\0' || GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF) continue;
+        table.push_back({address, address + std::max<GElf_Xword>(sym.st_size, 1), name});
+      }
+      std::sort(table.begin(), table.end(), [](const Symbol& a, const Symbol& b) { return a.start < b.start; });
+    }
+    auto after = std::upper_bound(table.begin(), table.end(), pc,
+                                  [](GElf_Addr value, const Symbol& s) { return value < s.start; });
+    // The innermost symbol covering pc: scan back over the few that start before it.
+    for (int tries = 0; after != table.begin() && tries < 8; ++tries) {
+      --after;
+      if (pc < after->end) return after->name;
+    }
+    return nullptr;
+  }
   ~Dwarf() {
     if (dwfl != nullptr) dwfl_end(dwfl);
   }
@@ -104,7 +138,7 @@ const Frame& Symbolizer::symbolize(std::uintptr_t return_address) {
       frame.module = std::string(slash == std::string_view::npos ? full : full.substr(slash + 1));
     }
     frame.module_offset = return_address - base;
-    if (const char* name = dwfl_module_addrname(module, pc)) frame.function = demangle(name);
+    if (const char* name = dwarf_->function_at(module, pc)) frame.function = demangle(name);
     if (Dwfl_Line* line = dwfl_module_getsrc(module, pc)) {
       int line_number = 0;
       if (const char* file = dwfl_lineinfo(line, nullptr, &line_number, nullptr, nullptr, nullptr)) {

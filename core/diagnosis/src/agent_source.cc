@@ -29,6 +29,7 @@ std::string string_at(const unsigned char* at, std::uint32_t bytes) {
 AgentSource::AgentSource() { reset(); }
 
 void AgentSource::reset() {
+  live_.reserve(1 << 16);
   recorder_ = std::make_unique<Recorder>(std::vector<AllocatorInfo>{{"malloc", MemorySpace::kHost}});
   hello_seen_ = user_marks_ = exit_requested_ = reach_started_ = reach_complete_ = false;
   iteration_ = clock_ = next_block_ = fences_ = order_ = unknown_frees_ = 0;
@@ -181,22 +182,27 @@ BlockInfo AgentSource::block_info(std::uint64_t address, const Live& live) const
 
 void AgentSource::drain_epoch() {
   // Free before allocation at the same instant: an address is released before it is reused.
-  std::sort(pending_.begin(), pending_.end(), [](const Pending& a, const Pending& b) {
+  const auto before = [](const Pending& a, const Pending& b) {
     if (a.ns != b.ns) return a.ns < b.ns;
     if (a.is_free != b.is_free) return a.is_free;
     return a.order < b.order;
-  });
+  };
+  // One thread's epoch (the common case) arrives in order already.
+  if (!std::is_sorted(pending_.begin(), pending_.end(), before)) std::sort(pending_.begin(), pending_.end(), before);
   for (const Pending& p : pending_) {
     ++clock_;
     if (p.is_free) {
       apply_free(p.address);
       continue;
     }
-    // An address handed out again without a free the agent saw (freed by code it does not
-    // interpose): the old block ended here.
-    if (live_.count(p.address) != 0) apply_free(p.address);
     const Live live{p.size, next_block_++, clock_, iteration_, p.site};
-    live_.emplace(p.address, live);
+    auto [slot, fresh] = live_.try_emplace(p.address, live);
+    if (!fresh) {
+      // An address handed out again without a free the agent saw (freed by code it does not
+      // interpose): the old block ended here.
+      apply_free(p.address);
+      slot = live_.try_emplace(p.address, live).first;
+    }
     live_bytes_ += static_cast<std::int64_t>(p.size);
     recorder_->on_allocate(block_info(p.address, live));
   }

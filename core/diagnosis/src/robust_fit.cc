@@ -26,6 +26,12 @@ TrendFit fit_trend(std::span<const Point> all, std::size_t max_points) {
   }
   TrendFit fit;
   fit.points = points.size();
+  // A flat series (most sites of a long program: allocated once, never changed) has every pairwise
+  // slope 0 and tau 0: the answer without the quadratic pass.
+  if (!points.empty() && std::all_of(points.begin(), points.end(), [&](const Point& p) { return p.y == points[0].y; })) {
+    fit.intercept = points[0].y;
+    return fit;
+  }
   std::vector<double> slopes;
   slopes.reserve(points.size() * (points.size() - 1) / 2);
   std::int64_t concordant = 0, discordant = 0, pairs = 0;
