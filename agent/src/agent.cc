@@ -253,9 +253,9 @@ __attribute__((constructor)) static void agent_start() {
   if (read_number(kEnvControlFd, 0, 1 << 20, &control_fd)) {
     void* page = mmap(nullptr, 4096, PROT_READ, MAP_SHARED, static_cast<int>(control_fd), 0);
     if (page != MAP_FAILED && static_cast<const ControlPage*>(page)->magic == kProtocolMagic) {
+      // Requests made before this image started (a signal while the program was still loading)
+      // are served at its first allocation.
       g_control = static_cast<const ControlPage*>(page);
-      g_served_fences = g_control->fence_requests;
-      g_served_snapshots = g_control->snapshot_requests;
     }
   }
   g_stack_depth = static_cast<int>(depth);
