@@ -29,7 +29,6 @@ std::string string_at(const unsigned char* at, std::uint32_t bytes) {
 AgentSource::AgentSource() { reset(); }
 
 void AgentSource::reset() {
-  live_.reserve(1 << 16);
   recorder_ = std::make_unique<Recorder>(std::vector<AllocatorInfo>{{"malloc", MemorySpace::kHost}});
   hello_seen_ = user_marks_ = exit_requested_ = reach_started_ = reach_complete_ = false;
   iteration_ = clock_ = next_block_ = fences_ = order_ = unknown_frees_ = 0;
@@ -155,17 +154,15 @@ void AgentSource::record(const unsigned char* at, std::uint32_t size) {
 }
 
 void AgentSource::apply_free(std::uint64_t address) {
-  const auto it = live_.find(address);
-  if (it == live_.end()) {
+  Live live;
+  if (!live_.take(address, &live)) {
     // Allocated before the agent was ready, or by the agent's own machinery: not the program's
     // to answer for, and not counted.
     ++unknown_frees_;
     return;
   }
-  FreeEvent event{block_info(address, it->second), {clock_, iteration_}};
-  live_bytes_ -= static_cast<std::int64_t>(it->second.size);
-  live_.erase(it);
-  recorder_->on_free(event);
+  live_bytes_ -= static_cast<std::int64_t>(live.size);
+  recorder_->on_free(FreeEvent{block_info(address, live), {clock_, iteration_}});
 }
 
 BlockInfo AgentSource::block_info(std::uint64_t address, const Live& live) const {
@@ -196,12 +193,11 @@ void AgentSource::drain_epoch() {
       continue;
     }
     const Live live{p.size, next_block_++, clock_, iteration_, p.site};
-    auto [slot, fresh] = live_.try_emplace(p.address, live);
-    if (!fresh) {
+    if (!live_.insert(p.address, live)) {
       // An address handed out again without a free the agent saw (freed by code it does not
       // interpose): the old block ended here.
       apply_free(p.address);
-      slot = live_.try_emplace(p.address, live).first;
+      live_.insert(p.address, live);
     }
     live_bytes_ += static_cast<std::int64_t>(p.size);
     recorder_->on_allocate(block_info(p.address, live));
@@ -250,7 +246,7 @@ std::vector<std::uint64_t> AgentSource::live_list() const {
   pairs.reserve(live_.size() * 2);
   std::vector<std::pair<std::uint64_t, std::uint64_t>> sorted;
   sorted.reserve(live_.size());
-  for (const auto& [address, live] : live_) sorted.emplace_back(address, live.size);
+  live_.for_each([&](std::uint64_t address, const Live& live) { sorted.emplace_back(address, live.size); });
   std::sort(sorted.begin(), sorted.end());
   for (const auto& [address, size] : sorted) {
     pairs.push_back(address);
@@ -267,13 +263,13 @@ Recording AgentSource::finish() {
   if (scanned) {
     for (std::size_t i = 0; i < sent_list_.size() / 2; ++i) {
       const std::uint64_t address = sent_list_[2 * i];
-      const auto it = live_.find(address);
-      if (it == live_.end()) continue;
+      const Live* live = live_.find(address);
+      if (live == nullptr) continue;
       const bool reachable = (reach_bytes_[i / 8] >> (i % 8)) & 1;
-      (reachable ? unfreed : leaked).push_back(block_info(address, it->second));
+      (reachable ? unfreed : leaked).push_back(block_info(address, *live));
     }
   } else {
-    for (const auto& [address, live] : live_) unfreed.push_back(block_info(address, live));
+    live_.for_each([&](std::uint64_t address, const Live& live) { unfreed.push_back(block_info(address, live)); });
   }
   const auto by_id = [](const BlockInfo& a, const BlockInfo& b) { return a.block < b.block; };
   std::sort(leaked.begin(), leaked.end(), by_id);

@@ -217,6 +217,10 @@ Report run_program(const ProgramOptions& o) {
     throw ProgramError(std::string("socketpair: ") + std::strerror(errno));
   }
   Fd ours(sockets[0]), theirs(sockets[1]);
+  // Room for bursts: the program blocks only when tleak falls this far behind (capped by the
+  // system's net.core.wmem_max).
+  const int buffer_bytes = 8 << 20;
+  setsockopt(theirs.get(), SOL_SOCKET, SO_SNDBUF, &buffer_bytes, sizeof buffer_bytes);
   Fd control_fd(static_cast<int>(syscall(SYS_memfd_create, "tleak-control", MFD_CLOEXEC)));
   if (control_fd.get() < 0 || ftruncate(control_fd.get(), 4096) != 0) {
     throw ProgramError(std::string("memfd_create: ") + std::strerror(errno));

@@ -77,6 +77,8 @@ struct SiteRecord {
   // followed by `depth` return addresses (std::uint64_t), innermost first
 };
 
+// `ns` of a record is a stamp for ordering only: the TSC where the kernel keeps time with it,
+// CLOCK_MONOTONIC nanoseconds otherwise; comparable across threads either way.
 struct AllocRecord {
   RecordHeader header;
   std::uint64_t ns;

@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "tleak/diagnosis/live_table.h"
 #include "tleak/diagnosis/recorder.h"
 #include "tleak/symbolizer.h"
 
@@ -73,11 +74,11 @@ class AgentSource {
     bool is_free;
   };
   struct Live {
-    std::uint64_t size;
-    std::uint64_t id;
-    std::uint64_t clock;
-    std::uint64_t iteration;
-    std::uint32_t site;
+    std::uint64_t size = 0;
+    std::uint64_t id = 0;
+    std::uint64_t clock = 0;
+    std::uint64_t iteration = 0;
+    std::uint32_t site = 0;
   };
 
   void record(const unsigned char* at, std::uint32_t size);
@@ -103,7 +104,7 @@ class AgentSource {
   std::int64_t pending_allocated_ = 0;
   std::uint64_t unknown_frees_ = 0;
   std::vector<Pending> pending_;
-  std::unordered_map<std::uint64_t, Live> live_;
+  LiveTable<Live> live_;
   std::unordered_map<std::uint32_t, std::vector<std::uintptr_t>> sites_;
   std::vector<ModuleInfo> modules_;
   bool exit_requested_ = false;
