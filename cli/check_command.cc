@@ -5,6 +5,7 @@
 #include "cli_error.h"
 #include "commands.h"
 #include "fail_policy.h"
+#include "program_args.h"
 #include "tleak/diagnosis/atomic_file.h"
 #include "tleak/diagnosis/report_json.h"
 #include "tleak/scenarios/checks.h"
@@ -24,7 +25,7 @@ struct CheckArgs {
 }  // namespace
 
 Command add_check_command(CLI::App& app) {
-  auto* sub = app.add_subcommand("check", "Run the scenarios of a checks file and judge them (a CI gate)");
+  auto* sub = app.add_subcommand("check", "Run the scenarios and commands of a checks file and judge them (a CI gate)");
   auto args = std::make_shared<CheckArgs>();
   sub->add_option("--checks", args->checks, "Checks file (JSON, schema tleak.checks/1)")->capture_default_str();
   sub->add_option("--baseline", args->baseline, "Compare fresh runs against the reports in DIR instead of the expectations");
@@ -59,7 +60,12 @@ Command add_check_command(CLI::App& app) {
     }
     std::vector<scenarios::CheckResult> results;
     for (scenarios::Expectation& e : checks) {
-      const diagnosis::Report fresh = scenarios::run_expectation(e);
+      diagnosis::Report fresh;
+      try {
+        fresh = scenarios::run_expectation(e, agent_library_path());
+      } catch (const scenarios::CheckError& error) {
+        throw UsageError(error.what());
+      }
       scenarios::CheckResult result;
       if (args->baseline.empty()) {
         result = scenarios::judge(e, fresh);

@@ -61,7 +61,11 @@ int main(int argc, char** argv) {
   }
   try {
     for (auto& [sub, command] : commands) {
-      if (sub->parsed()) return command();
+      if (!sub->parsed()) continue;
+      if (!trailing_command().empty() && sub->get_name() != "run") {
+        throw UsageError(sub->get_name() + " takes no command after --; only run does");
+      }
+      return command();
     }
   } catch (const UsageError& e) {
     std::fprintf(stderr, "tleak: %s\n", e.what());

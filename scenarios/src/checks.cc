@@ -1,6 +1,7 @@
 #include "tleak/scenarios/checks.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <fstream>
 #include <set>
@@ -8,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tleak/allocator_error.h"
+#include "tleak/diagnosis/program_session.h"
 #include "tleak/diagnosis/session.h"
 #include "tleak/scenarios/scenario.h"
 
@@ -22,11 +24,30 @@ void reject_unknown_keys(const nlohmann::json& object, const std::set<std::strin
   }
 }
 
+void parse_expect(const nlohmann::json& j, Expectation& e, const std::string& where);
+
 Expectation parse_expectation(const nlohmann::json& j, const std::string& where) {
   if (!j.is_object()) throw CheckError(where + ": a check must be an object");
-  reject_unknown_keys(j, {"scenario", "variant", "mode", "iterations", "expect"}, where);
+  reject_unknown_keys(j, {"scenario", "command", "variant", "mode", "iterations", "expect"}, where);
   Expectation e;
-  if (!j.contains("scenario") || !j["scenario"].is_string()) throw CheckError(where + ": needs a \"scenario\"");
+  if (j.contains("command")) {
+    // The user's own program: argv as an array of strings, judged by the same expectations.
+    const nlohmann::json& c = j["command"];
+    if (j.contains("scenario") || j.contains("variant") || j.contains("mode") || j.contains("iterations")) {
+      throw CheckError(where + ": a \"command\" check takes no scenario, variant, mode or iterations");
+    }
+    if (!c.is_array() || c.empty() || c.size() > 4096) throw CheckError(where + ": \"command\" must be a non-empty array of strings");
+    for (const nlohmann::json& a : c) {
+      if (!a.is_string() || a.get<std::string>().size() > 65536) throw CheckError(where + ": \"command\" must be a non-empty array of strings");
+      e.command.push_back(a.get<std::string>());
+    }
+    if (e.command[0].empty()) throw CheckError(where + ": \"command\" names no program");
+    e.variant = "program";
+    e.mode = "native";
+    parse_expect(j, e, where);
+    return e;
+  }
+  if (!j.contains("scenario") || !j["scenario"].is_string()) throw CheckError(where + ": needs a \"scenario\" or a \"command\"");
   e.scenario = j["scenario"];
   const Scenario* s = find_scenario(e.scenario);
   if (s == nullptr) throw CheckError(where + ": unknown scenario " + quote(e.scenario));
@@ -41,6 +62,11 @@ Expectation parse_expectation(const nlohmann::json& j, const std::string& where)
     e.iterations = j["iterations"].get<std::uint64_t>();
     if (*e.iterations == 0 || *e.iterations > 1'000'000) throw CheckError(where + ": iterations out of range");
   }
+  parse_expect(j, e, where);
+  return e;
+}
+
+void parse_expect(const nlohmann::json& j, Expectation& e, const std::string& where) {
   if (j.contains("expect")) {
     const nlohmann::json& x = j["expect"];
     if (!x.is_object()) throw CheckError(where + ": \"expect\" must be an object");
@@ -54,7 +80,6 @@ Expectation parse_expectation(const nlohmann::json& j, const std::string& where)
     if (x.contains("max_growth_bytes_per_iteration")) e.max_growth_bytes_per_iteration = x["max_growth_bytes_per_iteration"].get<double>();
     if (x.contains("max_retained_peak_bytes")) e.max_retained_peak_bytes = x["max_retained_peak_bytes"].get<std::int64_t>();
   }
-  return e;
 }
 
 double worst_growth(const diagnosis::Report& r) {
@@ -81,7 +106,12 @@ std::string xml_escape(const std::string& text) {
 
 }  // namespace
 
-std::string Expectation::name() const { return scenario + " " + variant + " (" + mode + ")"; }
+std::string Expectation::name() const {
+  if (command.empty()) return scenario + " " + variant + " (" + mode + ")";
+  std::string text = "command";
+  for (const std::string& a : command) text += " " + a;
+  return text;
+}
 
 std::vector<Expectation> read_checks_file(const std::string& path) {
   std::ifstream in(path);
@@ -107,7 +137,17 @@ std::vector<Expectation> read_checks_file(const std::string& path) {
   return out;
 }
 
-diagnosis::Report run_expectation(Expectation& e) {
+diagnosis::Report run_expectation(Expectation& e, const std::string& agent_path) {
+  if (!e.command.empty()) {
+    diagnosis::ProgramOptions options;
+    options.command = e.command;
+    options.agent_path = agent_path;
+    try {
+      return diagnosis::run_program(options);
+    } catch (const diagnosis::ProgramError& error) {
+      throw CheckError(e.name() + ": " + error.what());
+    }
+  }
   const Scenario* s = find_scenario(e.scenario);
   if (s == nullptr) throw CheckError("unknown scenario " + quote(e.scenario));
   if (e.mode.empty()) e.mode = s->modes.front();
@@ -117,6 +157,10 @@ diagnosis::Report run_expectation(Expectation& e) {
 CheckResult judge(const Expectation& e, const diagnosis::Report& r) {
   CheckResult result{e, true, "", r.run.duration_seconds};
   std::vector<std::string> failures;
+  if (const auto& p = r.run.program; p && (p->exit_signal || p->exit_status.value_or(0) != 0)) {
+    failures.push_back(p->exit_signal ? "the program was killed by signal " + std::to_string(*p->exit_signal)
+                                      : "the program exited with status " + std::to_string(*p->exit_status));
+  }
   if (e.verdict && r.summary.verdict != *e.verdict) {
     failures.push_back("expected verdict " + *e.verdict + ", got " + r.summary.verdict);
   }
@@ -155,7 +199,22 @@ CheckResult judge_against_baseline(const Expectation& e, const diagnosis::Report
   return result;
 }
 
-std::string baseline_file_name(const Expectation& e) { return e.scenario + "." + e.variant + "." + e.mode + ".json"; }
+std::string baseline_file_name(const Expectation& e) {
+  if (e.command.empty()) return e.scenario + "." + e.variant + "." + e.mode + ".json";
+  // The program's base name, kept to safe characters, and a hash of the whole command line.
+  std::string base = e.command[0].substr(e.command[0].rfind('/') == std::string::npos ? 0 : e.command[0].rfind('/') + 1);
+  for (char& c : base) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_') c = '_';
+  }
+  std::uint64_t h = 1469598103934665603ull;
+  for (const std::string& a : e.command) {
+    for (const unsigned char c : a) h = (h ^ c) * 1099511628211ull;
+    h = (h ^ 0xff) * 1099511628211ull;
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  return "command." + base.substr(0, 64) + "." + hex + ".json";
+}
 
 std::string junit_xml(const std::vector<CheckResult>& results) {
   std::size_t failures = 0;

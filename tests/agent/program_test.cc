@@ -261,6 +261,37 @@ TEST_F(ProgramRun, NumpyLoopKeepingArraysIsGrowthAndTheFixedOneBounded) {
   EXPECT_EQ(report_["totals"]["leaked_bytes"], 0);
 }
 
+TEST_F(ProgramRun, CheckGatesCommandsLikeScenarios) {
+  const std::string checks = path("checks.json");
+  Json j = {{"schema", "tleak.checks/1"},
+            {"checks",
+             {{{"command", {program("growth"), "leaky"}}, {"expect", {{"verdict", "growth"}}}},
+              {{"command", {program("growth"), "fixed"}}, {"expect", {{"verdict", "bounded"}}}},
+              {{"command", {program("exit_reachability")}}, {"expect", {{"max_leaked_bytes", 0}}}}}}};
+  std::ofstream(checks) << j.dump();
+  const auto r = run_process(TLEAK_BINARY, {"check", "--checks", checks, "--junit", path("junit.xml")});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("PASS  command " + program("growth") + " leaky: growth"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("PASS  command " + program("growth") + " fixed: bounded"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("FAIL  command " + program("exit_reachability") + ": leaked 3500 bytes, limit 0"),
+            std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("2 passed, 1 failed"), std::string::npos) << r.out;
+
+  // Baselines of commands, then a comparison against them.
+  const std::string baselines = path("baselines");
+  Json ok = {{"schema", "tleak.checks/1"}, {"checks", {{{"command", {program("growth"), "fixed"}}}}}};
+  std::ofstream(checks) << ok.dump();
+  EXPECT_EQ(run_process(TLEAK_BINARY, {"check", "--checks", checks, "--baseline", baselines, "--update-baseline"}).exit_code, 0);
+  const auto again = run_process(TLEAK_BINARY, {"check", "--checks", checks, "--baseline", baselines});
+  EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
+
+  Json bad = {{"schema", "tleak.checks/1"}, {"checks", {{{"command", {program("growth")}}, {"scenario", "append-loop"}}}}};
+  std::ofstream(checks) << bad.dump();
+  const auto refused = run_process(TLEAK_BINARY, {"check", "--checks", checks});
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_NE(refused.err.find("takes no scenario"), std::string::npos) << refused.err;
+}
+
 // One line on stderr, exit 2, no report.
 void expect_refused(const tleak::testing::ProcessResult& r, const std::string& words, const std::string& report) {
   EXPECT_EQ(r.exit_code, 2) << r.err;

@@ -16,7 +16,8 @@ namespace tleak::scenarios {
 inline constexpr const char* kChecksSchema = "tleak.checks/1";
 
 struct Expectation {
-  std::string scenario;
+  std::string scenario;               // a built-in scenario, or empty for a command
+  std::vector<std::string> command;   // a program run as `tleak run -- COMMAND` (argv)
   std::string variant = "leaky";
   std::string mode;  // empty: the scenario's own
   std::optional<std::uint64_t> iterations;
@@ -25,7 +26,8 @@ struct Expectation {
   std::optional<double> max_growth_bytes_per_iteration;
   std::optional<std::int64_t> max_retained_peak_bytes;
 
-  // "graph-ops-in-loop leaky (graph)": how lines and test names call it.
+  // "graph-ops-in-loop leaky (graph)" or "command ./train --epochs 1": how lines and test names
+  // call it.
   std::string name() const;
 };
 
@@ -45,8 +47,9 @@ class CheckError : public std::runtime_error {
 // Throws CheckError naming the file and the problem.
 std::vector<Expectation> read_checks_file(const std::string& path);
 
-// Runs the scenario of `e` (resolving its default mode into `e`) and returns its report.
-diagnosis::Report run_expectation(Expectation& e);
+// Runs the scenario of `e` (resolving its default mode into `e`), or its command under the agent
+// at `agent_path`, and returns its report. A command that cannot start throws CheckError.
+diagnosis::Report run_expectation(Expectation& e, const std::string& agent_path = "");
 // Judges a fresh report against the expectation's verdict and limits.
 CheckResult judge(const Expectation& e, const diagnosis::Report& report);
 // Judges a fresh report against a baseline report with diff's rules.
