@@ -208,6 +208,14 @@ TEST_F(ProgramRun, OutputAndExitStatusAreTheProgramsOwn) {
   }
 }
 
+TEST_F(ProgramRun, AProgramThatExecsIsFollowedIntoItsNewImage) {
+  const auto r = tleak_run({}, {"/bin/sh", "-c", "exec " + program("growth") + " leaky"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(report_["run"]["scenario"], "growth");
+  EXPECT_EQ(report_["summary"]["verdict"], "growth");
+  EXPECT_NEAR(site_at(at("growth.c", "KEEP"))["growth"]["slope_bytes_per_iteration"].get<double>(), 4096.0, 1.0);
+}
+
 TEST_F(ProgramRun, MaxLiveStopsARunawayProgramAndStillReports) {
   const auto started = std::chrono::steady_clock::now();
   const auto r = tleak_run({"--max-live", "64MiB"}, {program("runaway")});

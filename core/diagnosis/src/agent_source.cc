@@ -94,6 +94,7 @@ void AgentSource::record(const unsigned char* at, std::uint32_t size) {
       }
       hello_seen_ = true;
       pid_ = hello.pid;
+      executable_ = string_at(at + sizeof(agent::HelloRecord), size - static_cast<std::uint32_t>(sizeof(agent::HelloRecord)));
       if (hello.sample_ns > 0) sample_ns_ = hello.sample_ns;
       return;
     }

@@ -248,7 +248,8 @@ Report run_program(const ProgramOptions& o) {
   bool fence_asked = false;
   const auto make_report = [&](Recording rec, Report& out, const std::optional<std::string>& snapshot) {
     out.thresholds = o.thresholds;
-    out.run.scenario = base_name(o.command[0]);
+    // The image the recording is about: the command, or what it exec'd into.
+    out.run.scenario = base_name(source.executable().empty() ? o.command[0] : source.executable());
     out.run.variant = "program";
     out.run.mode = "native";
     out.run.iterations = rec.iterations;

@@ -38,6 +38,8 @@ class AgentSource {
 
   bool hello_seen() const { return hello_seen_; }
   std::uint32_t pid() const { return pid_; }
+  // The executable of the process image the recording is about (the last one, if it exec'd).
+  const std::string& executable() const { return executable_; }
   double sample_seconds() const { return static_cast<double>(sample_ns_) / 1e9; }
   // "iterations" once the program marked, "time" before.
   const char* clock_name() const { return user_marks_ ? "iterations" : "time"; }
@@ -93,6 +95,7 @@ class AgentSource {
   std::unique_ptr<Recorder> recorder_;
   bool hello_seen_ = false;
   std::uint32_t pid_ = 0;
+  std::string executable_;
   std::uint64_t sample_ns_ = 100'000'000;
   bool user_marks_ = false;
   std::uint64_t iteration_ = 0;
