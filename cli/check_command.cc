@@ -72,7 +72,7 @@ Command add_check_command(CLI::App& app) {
       } else {
         const std::string path = (std::filesystem::path(args->baseline) / scenarios::baseline_file_name(e)).string();
         if (args->update_baseline) {
-          diagnosis::write_file_atomically(path, diagnosis::to_json(fresh).dump(2) + "\n");
+          diagnosis::write_file_atomically(path, diagnosis::report_file_text(fresh));
           result = {e, true, "baseline written to " + path, fresh.run.duration_seconds};
         } else {
           try {

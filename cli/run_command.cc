@@ -134,7 +134,7 @@ int run_program_command(const RunArgs& args) {
     const std::string path = snapshot_file(args.output, snap.run.scenario, static_cast<int>(snap.run.program->pid),
                                            snap.run.program->snapshot.value_or("snapshot"), ++snapshots);
     try {
-      diagnosis::write_file_atomically(path, diagnosis::to_json(snap).dump(2) + "\n");
+      diagnosis::write_file_atomically(path, diagnosis::report_file_text(snap));
       std::fprintf(stderr, "tleak: snapshot '%s' written to %s\n", snap.run.program->snapshot.value_or("").c_str(),
                    path.c_str());
     } catch (const diagnosis::FileError& e) {
@@ -150,7 +150,7 @@ int run_program_command(const RunArgs& args) {
   // The program owns stdout: the report goes to a file (--output, or one named after the program),
   // the summary to stderr; --format puts either on stdout instead, after the program's own output.
   const diagnosis::ProgramInfo& program = *report.run.program;
-  const std::string json = diagnosis::to_json(report).dump(2) + "\n";
+  const std::string json = diagnosis::report_file_text(report);
   const std::string output = !args.output.empty() ? args.output
                                                   : "tleak-" + report.run.scenario + "-" + std::to_string(program.pid) + ".json";
   try {
@@ -262,7 +262,7 @@ Command add_run_command(CLI::App& app) {
     } else {
       report = diagnosis::run_workload(scenario.run, options);
     }
-    const std::string json = diagnosis::to_json(report).dump(2) + "\n";
+    const std::string json = diagnosis::report_file_text(report);
     if (!args->output.empty()) diagnosis::write_file_atomically(args->output, json);
     const std::string format = !args->format.empty() ? args->format : (args->output.empty() ? "json" : "text");
     std::cout << (format == "json" ? json : diagnosis::render_text(report)) << std::flush;

@@ -17,6 +17,7 @@
 #include "agent_memory.h"
 #include "channel.h"
 #include "modules.h"
+#include "python_frames.h"
 #include "reachability.h"
 #include "site_table.h"
 #include "thread_buffers.h"
@@ -36,6 +37,7 @@ std::uint64_t g_served_fences = 0, g_served_snapshots = 0;
 detail::SpinLock g_fence_lock;
 std::uint64_t g_fence_sequence = 0;
 SiteTable g_sites;
+SiteTable g_python_frames;  // (code, instruction, file, name) -> Python frame id
 
 // Set while this thread is inside the agent: whatever it allocates meanwhile (libunwind's caches,
 // the loader) passes through untracked. Initial-exec TLS never calls into the loader.
@@ -211,6 +213,80 @@ void exit_handshake() {
 
 bool active() { return g_status.load(std::memory_order_relaxed) == kOn && !t_inside; }
 
+namespace {
+
+struct NewPythonFrame {
+  PythonFrame frame;
+  std::uint32_t id;
+};
+
+// The Python frame id of `frame`, from this thread's cache or the shared table; a new id is
+// added to `fresh` so its description is sent before the site that names it.
+std::uint32_t python_frame_id(ThreadBuffer* buffer, const PythonFrame& frame, NewPythonFrame* fresh, int* fresh_count) {
+  std::uint64_t file = 0, name = 0;
+  python_code_identity(frame.code, &file, &name);
+  const std::uint64_t key[4] = {frame.code, frame.instruction, file, name};
+  const std::uint64_t hash = SiteTable::hash(key, 4);
+  PythonCacheEntry& cached = buffer->python_cache[hash & (ThreadBuffer::kPythonCacheEntries - 1)];
+  if (cached.id != 0 && cached.code == frame.code && cached.instruction == frame.instruction && cached.file == file &&
+      cached.name == name) {
+    return cached.id;
+  }
+  bool is_new = false;
+  const std::uint32_t id = g_python_frames.intern(key, 4, hash, &is_new);
+  if (id == SiteTable::kOverflowSite) return 0;
+  if (is_new) fresh[(*fresh_count)++] = {frame, id};
+  cached = {frame.code, file, name, frame.instruction, id};
+  return id;
+}
+
+// Native frames with the Python frames put where the interpreter ran them: each call of the eval
+// loop (a native frame in _PyEval_EvalFrameDefault) stands for the Python frames it ran, up to
+// the one it was entered with. Python frames beyond the native depth go last (they are outer).
+std::uint32_t with_python_frames(ThreadBuffer* buffer, const std::uintptr_t* native, int native_depth,
+                                 std::uint64_t* out, NewPythonFrame* fresh, int* fresh_count) {
+  PythonFrame python[kMaxFrames];
+  const int n = python_stack(python, kMaxFrames);
+  std::uint32_t depth = 0;
+  int next = 0;
+  const auto emit_activation = [&] {
+    do {
+      const std::uint32_t id = python_frame_id(buffer, python[next], fresh, fresh_count);
+      if (id != 0 && depth < kMaxFrames) out[depth++] = kPythonFrameBit | id;
+    } while (!python[next++].is_entry && next < n);
+  };
+  for (int i = 0; i < native_depth && depth < kMaxFrames; ++i) {
+    if (next < n && in_eval_loop(native[i])) {
+      emit_activation();
+    } else {
+      out[depth++] = native[i];
+    }
+  }
+  while (next < n && depth < kMaxFrames) emit_activation();
+  return depth;
+}
+
+void write_python_frame(ThreadBuffer* buffer, const NewPythonFrame& f) {
+  char file[512], function[256];
+  std::int32_t line = 0;
+  python_describe(f.frame, file, sizeof file, function, sizeof function, &line);
+  const auto file_bytes = static_cast<std::uint32_t>(std::strlen(file)) + 1;
+  const auto function_bytes = static_cast<std::uint32_t>(std::strlen(function)) + 1;
+  const std::uint32_t size = padded(sizeof(PythonFrameRecord) + file_bytes + function_bytes);
+  unsigned char* at = buffer->reserve(size);
+  std::memset(at, 0, size);
+  auto* record = reinterpret_cast<PythonFrameRecord*>(at);
+  record->header = {RecordKind::kPythonFrame, 0, size};
+  record->id = f.id;
+  record->line = line;
+  record->file_bytes = file_bytes;
+  record->function_bytes = function_bytes;
+  std::memcpy(at + sizeof(PythonFrameRecord), file, file_bytes);
+  std::memcpy(at + sizeof(PythonFrameRecord) + file_bytes, function, function_bytes);
+}
+
+}  // namespace
+
 void record_alloc(const void* address, std::size_t size) {
   if (!active() || address == nullptr) return;
   Inside inside;
@@ -221,7 +297,14 @@ void record_alloc(const void* address, std::size_t size) {
     // Skip the interposed function: the first frame is where the program called it.
     const int depth = g_stack_depth == 0 ? 0 : detail::capture_stack(frames, g_stack_depth, 2);
     const auto* words = reinterpret_cast<const std::uint64_t*>(frames);
-    const auto d = static_cast<std::uint32_t>(depth);
+    auto d = static_cast<std::uint32_t>(depth);
+    std::uint64_t mixed[kMaxFrames];
+    NewPythonFrame fresh[kMaxFrames];
+    int fresh_count = 0;
+    if (python_enabled() && g_stack_depth > 0) {
+      d = with_python_frames(buffer, frames, depth, mixed, fresh, &fresh_count);
+      words = mixed;
+    }
     const std::uint64_t hash = SiteTable::hash(words, d);
     SiteCacheEntry& cached = buffer->cache[hash & (ThreadBuffer::kCacheEntries - 1)];
     bool is_new = false;
@@ -234,6 +317,7 @@ void record_alloc(const void* address, std::size_t size) {
       cached.site = site;
     }
     buffer->lock.lock();
+    for (int i = 0; i < fresh_count; ++i) write_python_frame(buffer, fresh[i]);
     if (is_new) {
       const std::uint32_t bytes = sizeof(SiteRecord) + d * 8;
       auto* record = reinterpret_cast<SiteRecord*>(buffer->reserve(bytes));
@@ -302,7 +386,9 @@ __attribute__((constructor)) static void agent_start() {
   }
   g_stack_depth = static_cast<int>(depth);
   g_sample_ns = sample_us * 1000;
-  if (!g_sites.init() || !thread_buffers_init()) return;
+  if (!g_sites.init() || !g_python_frames.init() || !thread_buffers_init()) return;
+  // A CPython process (the python executable, or a program linking libpython): Python frames too.
+  python_init();
   add_own_image();
   pthread_atfork(nullptr, nullptr, in_forked_child);
   g_use_tsc = kernel_uses_tsc();

@@ -19,8 +19,19 @@ struct SiteCacheEntry {
   std::uint32_t reserved;
 };
 
+// A Python frame seen by this thread: (code, instruction) and the code's file and name objects,
+// which tell a code object from another one later allocated at the same address.
+struct PythonCacheEntry {
+  std::uint64_t code;
+  std::uint64_t file;
+  std::uint64_t name;
+  std::uint32_t instruction;
+  std::uint32_t id;  // 0: empty
+};
+
 struct ThreadBuffer {
   static constexpr std::uint32_t kCacheEntries = 1024;
+  static constexpr std::uint32_t kPythonCacheEntries = 512;
   static constexpr std::uint64_t kFlushAllocatedBytes = 1 << 20;
 
   detail::SpinLock lock;
@@ -29,6 +40,7 @@ struct ThreadBuffer {
   std::uint32_t used = 0;
   std::uint64_t allocated_since_send = 0;
   SiteCacheEntry cache[kCacheEntries];
+  PythonCacheEntry python_cache[kPythonCacheEntries];
   alignas(64) unsigned char data[kMaxMessageBytes];
 
   // Room for `bytes` more (sending what is there first if needed). Call with `lock` held.

@@ -259,6 +259,14 @@ TEST_F(ProgramRun, NumpyLoopKeepingArraysIsGrowthAndTheFixedOneBounded) {
   EXPECT_EQ(report_["run"]["program"]["clock"], "iterations");
   const Json& top = report_["sites"][0];
   EXPECT_EQ(top["verdict"], "growth");
+  // The script's own line, from the Python frames the agent read out of the interpreter.
+  EXPECT_EQ(top["label"], "numpy_loop.py:" + std::to_string(line_of("numpy_loop.py", "KEEP")) + " in <module>");
+  EXPECT_EQ(report_["summary"]["sentence"],
+            "growth: +64.0 KiB per iteration at numpy_loop.py:" + std::to_string(line_of("numpy_loop.py", "KEEP")) +
+                " in <module>");
+  bool python_frame = false;
+  for (const Json& f : top["frames"]) python_frame = python_frame || f["kind"] == "python";
+  EXPECT_TRUE(python_frame);
   EXPECT_NEAR(top["growth"]["slope_bytes_per_iteration"].get<double>(), 65536.0, 65536.0 * 0.02);
   EXPECT_EQ(report_["totals"]["leaked_bytes"], 0) << "an interpreter's objects live in its own arenas: roots";
 

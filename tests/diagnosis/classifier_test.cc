@@ -291,5 +291,26 @@ TEST(Recorder, HundredThousandIterationsKeepBoundedState) {
   EXPECT_NEAR(finding(d, kKept).growth.slope_bytes_per_iteration, 10.0, 0.5);
 }
 
+// Past 512 marks samples are thinned: the first keeps its per-allocator figures (no self-move), and
+// final figures and the fit reach the last iteration, not the last kept sample.
+TEST(Recorder, ThinnedRunsKeepTheFirstSampleWholeAndEndAtTheLastIteration) {
+  SyntheticRun run;
+  for (int i = 0; i < 1200; ++i) {
+    run.allocate(kKept, 100);
+    run.tick();
+    run.mark();
+  }
+  const Recording recording = run.finish();
+  ASSERT_GT(recording.mark_stride, 1u);
+  EXPECT_EQ(recording.marks.front().allocator_live_bytes.size(), 1u);
+  EXPECT_EQ(recording.marks.front().allocator_live_bytes[0], 100);
+  EXPECT_EQ(recording.last_mark.iteration, 1200u);
+  EXPECT_EQ(recording.last_mark.live_bytes, 120000);
+  const Diagnosis d = classify(recording, {});
+  EXPECT_EQ(finding(d, kKept).final_live_bytes, 120000);
+  EXPECT_EQ(finding(d, kKept).growth.last_iteration, 1200u);
+  EXPECT_NEAR(finding(d, kKept).growth.slope_bytes_per_iteration, 100.0, 1e-9);
+}
+
 }  // namespace
 }  // namespace tleak::diagnosis

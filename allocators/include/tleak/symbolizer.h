@@ -19,6 +19,7 @@ struct Frame {
   std::uintptr_t module_offset = 0;  // address relative to the module's load base
   std::string file;      // source file, empty without debug info
   int line = 0;
+  std::string kind = "native";  // "native" or "python" (then module and file are the script)
 };
 
 // A loaded object of a process as recorded while it ran, so that its addresses can be resolved

@@ -36,6 +36,7 @@ void AgentSource::reset() {
   pending_.clear();
   live_.clear();
   sites_.clear();
+  python_frames_.clear();
   modules_.clear();
   sent_list_.clear();
   reach_bytes_.clear();
@@ -127,6 +128,22 @@ void AgentSource::record(const unsigned char* at, std::uint32_t size) {
       std::vector<std::uintptr_t> frames(s.depth);
       std::memcpy(frames.data(), at + sizeof(agent::SiteRecord), s.depth * 8);
       sites_[s.site] = std::move(frames);
+      return;
+    }
+    case RecordKind::kPythonFrame: {
+      need(sizeof(agent::PythonFrameRecord));
+      const auto p = read_as<agent::PythonFrameRecord>(at);
+      if (sizeof(agent::PythonFrameRecord) + std::uint64_t{p.file_bytes} + p.function_bytes > size) {
+        throw StreamError("Python frame record longer than its size");
+      }
+      Frame frame;
+      frame.kind = "python";
+      frame.file = string_at(at + sizeof(agent::PythonFrameRecord), p.file_bytes);
+      frame.module = frame.file;
+      frame.function = string_at(at + sizeof(agent::PythonFrameRecord) + p.file_bytes, p.function_bytes);
+      frame.line = p.line > 0 ? p.line : 0;
+      frame.address = agent::kPythonFrameBit | p.id;
+      python_frames_[p.id] = std::move(frame);
       return;
     }
     case RecordKind::kAlloc: {
@@ -286,5 +303,15 @@ std::vector<std::uintptr_t> AgentSource::stack(SiteId site) const {
 }
 
 std::vector<ModuleInfo> AgentSource::modules() const { return modules_; }
+
+Frame AgentSource::resolve(std::uintptr_t word, Symbolizer& symbolizer) const {
+  if ((word & agent::kPythonFrameBit) == 0) return symbolizer.symbolize(word);
+  const auto it = python_frames_.find(static_cast<std::uint32_t>(word & ~agent::kPythonFrameBit));
+  if (it != python_frames_.end()) return it->second;
+  Frame unknown;
+  unknown.kind = "python";
+  unknown.function = "?? (Python frame not described)";
+  return unknown;
+}
 
 }  // namespace tleak::diagnosis

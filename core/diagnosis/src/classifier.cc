@@ -155,6 +155,12 @@ Diagnosis classify(const Recording& rec, const ClassifierOptions& options) {
     iterations.push_back(m.iteration);
     totals.push_back(m.live_bytes);
   }
+  // Thinning keeps every stride-th mark; the fit must still reach the last one.
+  const bool last_not_kept = !rec.marks.empty() && rec.last_mark.iteration > rec.marks.back().iteration;
+  if (last_not_kept) {
+    iterations.push_back(rec.last_mark.iteration);
+    totals.push_back(rec.last_mark.live_bytes);
+  }
   d.total_growth = fit_growth(iterations, totals, rec.iterations, options);
   {
     RetainedFigures& r = d.total_retained;
@@ -197,13 +203,15 @@ Diagnosis classify(const Recording& rec, const ClassifierOptions& options) {
     f.frees = s.frees;
     f.bytes_allocated = static_cast<std::int64_t>(s.bytes_allocated);
     f.peak_live_bytes = s.peak_live_bytes;
-    f.final_live_bytes = s.mark_live_bytes.empty() ? 0 : s.mark_live_bytes.back();
+    f.final_live_bytes = s.last_mark_live_bytes;
     f.leaked_bytes = leaked_bytes[s.site.value()];
     f.leaked_blocks = leaked_blocks[s.site.value()];
     f.unfreed_bytes = unfreed_bytes[s.site.value()];
     f.unfreed_blocks = unfreed_blocks[s.site.value()];
     f.mark_live_bytes = s.mark_live_bytes;
-    f.growth = fit_growth(iterations, s.mark_live_bytes, rec.iterations, options);
+    std::vector<std::int64_t> series = s.mark_live_bytes;
+    if (last_not_kept) series.push_back(s.last_mark_live_bytes);
+    f.growth = fit_growth(iterations, series, rec.iterations, options);
     f.retained = retained_figures(s, rec.end_clock);
 
     if (f.leaked_bytes >= options.leak_min_bytes) {

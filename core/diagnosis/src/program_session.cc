@@ -268,7 +268,8 @@ Report run_program(const ProgramOptions& o) {
     info.exit_scan_root_bytes = info.exit_scan ? static_cast<std::int64_t>(source.reach_root_bytes()) : 0;
     out.run.program = info;
     Symbolizer symbolizer(source.modules());
-    fill_report(out, rec, o.thresholds, {}, [&source](SiteId s) { return source.stack(s); }, symbolizer);
+    fill_report(out, rec, o.thresholds, {}, [&source](SiteId s) { return source.stack(s); },
+                [&](std::uintptr_t word) { return source.resolve(word, symbolizer); }, o.focus);
     out.run.duration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   };
   source.on_snapshot = [&](const std::string& name) {

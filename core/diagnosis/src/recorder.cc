@@ -112,14 +112,18 @@ void Recorder::mark(std::uint64_t iteration, std::uint64_t clock,
         std::max(recording_.allocator_peak_unused_reserved_bytes[a],
                  stats[a].bytes_reserved.current - stats[a].bytes_in_use.current);
   }
+  recording_.last_mark = sample(iteration, clock, stats);
+  for (SiteRecord& s : recording_.sites) s.last_mark_live_bytes = s.live_bytes;
   if ((recording_.iterations - 1) % recording_.mark_stride != 0) return;
-  recording_.marks.push_back(sample(iteration, clock, stats));
+  recording_.marks.push_back(recording_.last_mark);
   for (SiteRecord& s : recording_.sites) s.mark_live_bytes.push_back(s.live_bytes);
   if (recording_.marks.size() < limits_.max_mark_samples) return;
   // Full: keep every other sample (the first of each pair) and sample half as often.
   const auto thin = [](auto& series) {
     std::size_t kept = 0;
-    for (std::size_t i = 0; i < series.size(); i += 2) series[kept++] = std::move(series[i]);
+    for (std::size_t i = 0; i < series.size(); i += 2, ++kept) {
+      if (i != kept) series[kept] = std::move(series[i]);  // never onto itself: that empties it
+    }
     series.resize(kept);
   };
   thin(recording_.marks);
@@ -132,7 +136,11 @@ void Recorder::clear_marks() {
   recording_.marks.clear();
   recording_.mark_stride = 1;
   recording_.iterations = 0;
-  for (SiteRecord& s : recording_.sites) s.mark_live_bytes.clear();
+  recording_.last_mark = MarkSample{};
+  for (SiteRecord& s : recording_.sites) {
+    s.mark_live_bytes.clear();
+    s.last_mark_live_bytes = 0;
+  }
 }
 
 Recording Recorder::snapshot(std::uint64_t clock) const {

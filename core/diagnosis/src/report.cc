@@ -12,7 +12,30 @@ bool is_plumbing(const Frame& frame) {
   for (const char* prefix : {"std::", "tleak::Allocator::", "tleak::detail::", "operator new"}) {
     if (frame.function.rfind(prefix, 0) == 0) return true;
   }
+  // The C and C++ runtimes' own allocating functions (strdup, fopen, __cxa_allocate_exception...).
+  for (const char* module : {"libc.so", "libstdc++.so", "ld-linux"}) {
+    if (frame.module.rfind(module, 0) == 0) return true;
+  }
   return false;
+}
+
+// Python code that is not the user's: the standard library, installed packages, frozen modules.
+bool is_library_python(const Frame& frame) {
+  const std::string& f = frame.file;
+  return f.empty() || f[0] == '<' || f.find("/lib/python3") != std::string::npos ||
+         f.find("/site-packages/") != std::string::npos || f.find("/dist-packages/") != std::string::npos;
+}
+
+// The frame of the user's code among Python frames, or npos when there are none.
+std::size_t user_python_frame(const std::vector<Frame>& frames, const std::string& focus) {
+  std::size_t first_python = std::string::npos;
+  for (std::size_t i = 0; i < frames.size(); ++i) {
+    if (frames[i].kind != "python") continue;
+    if (first_python == std::string::npos) first_python = i;
+    const bool mine = focus.empty() ? !is_library_python(frames[i]) : frames[i].file.rfind(focus, 0) == 0;
+    if (mine) return i;
+  }
+  return first_python;
 }
 
 }  // namespace
@@ -48,19 +71,23 @@ bool is_runtime(const Frame& frame) { return frame.function.rfind("tleak::runtim
 
 }  // namespace
 
-std::size_t user_frame_index(const std::vector<Frame>& frames) {
+std::size_t user_frame_index(const std::vector<Frame>& frames, const std::string& focus) {
+  if (const std::size_t python = user_python_frame(frames, focus); python != std::string::npos) return python;
   for (std::size_t i = 0; i < frames.size(); ++i) {
     if (!is_plumbing(frames[i]) && !is_runtime(frames[i])) return i;
   }
   return 0;
 }
 
-std::string site_label(const std::vector<Frame>& frames) {
+std::string site_label(const std::vector<Frame>& frames, const std::string& focus) {
   if (frames.empty()) return "(no stack recorded)";
   // The first frame outside allocation plumbing and tleak's runtime is the code that asked; the
   // runtime function it called (if any) says what it asked for.
-  const std::size_t user = user_frame_index(frames);
+  const std::size_t user = user_frame_index(frames, focus);
   const Frame& chosen = frames[user];
+  if (chosen.kind == "python") {
+    return base_name(chosen.file) + ":" + std::to_string(chosen.line) + " in " + chosen.function;
+  }
   std::string label = short_function(chosen.function);
   if (user > 0 && is_runtime(frames[user - 1])) label = short_function(frames[user - 1].function) + " in " + label;
   if (!chosen.file.empty()) {

@@ -23,7 +23,7 @@ void fill_totals(Report& report, const Recording& rec, const std::vector<Allocat
     at.space = space_name(rec.allocator_spaces[a]);
     at.peak_live_bytes = rec.allocator_peak_live_bytes[a];
     at.peak_unused_reserved_bytes = rec.allocator_peak_unused_reserved_bytes[a];
-    at.final_live_bytes = rec.marks.empty() ? 0 : rec.marks.back().allocator_live_bytes[a];
+    at.final_live_bytes = a < rec.last_mark.allocator_live_bytes.size() ? rec.last_mark.allocator_live_bytes[a] : 0;
     add_blocks(rec.leaked, a, at.leaked_bytes, at.leaked_blocks);
     if (a < stats.size()) {
       at.peak_in_use_bytes = stats[a].bytes_in_use.peak;
@@ -55,11 +55,11 @@ void fill_totals(Report& report, const Recording& rec, const std::vector<Allocat
     }
   }
   t.peak_live_bytes = rec.peak_live_bytes;
-  t.final_live_bytes = rec.marks.empty() ? 0 : rec.marks.back().live_bytes;
+  t.final_live_bytes = rec.last_mark.live_bytes;
 }
 
 void fill_findings(Report& report, const Recording& rec, const Diagnosis& diagnosis, const SiteStack& stack,
-                   Symbolizer& symbolizer) {
+                   const FrameResolver& resolve, const std::string& focus) {
   report.total_growth = diagnosis.total_growth;
   report.total_retained = diagnosis.total_retained;
   report.timeline.stride = rec.mark_stride;
@@ -76,10 +76,10 @@ void fill_findings(Report& report, const Recording& rec, const Diagnosis& diagno
     // Frames below main are process start-up, the same for every site; resolving them would
     // mean loading the C library's debug info for nothing.
     for (const std::uintptr_t address : stack(f.site)) {
-      s.frames.push_back(symbolizer.symbolize(address));
+      s.frames.push_back(resolve(address));
       if (s.frames.back().function == "main") break;
     }
-    s.label = site_label(s.frames);
+    s.label = site_label(s.frames, focus);
     s.allocations = f.allocations;
     s.frees = f.frees;
     s.bytes_allocated = f.bytes_allocated;
@@ -112,9 +112,10 @@ void fill_findings(Report& report, const Recording& rec, const Diagnosis& diagno
 }  // namespace
 
 void fill_report(Report& report, const Recording& recording, const ClassifierOptions& options,
-                 const std::vector<AllocatorStats>& stats, const SiteStack& stack, Symbolizer& symbolizer) {
+                 const std::vector<AllocatorStats>& stats, const SiteStack& stack, const FrameResolver& resolve,
+                 const std::string& focus) {
   fill_totals(report, recording, stats);
-  fill_findings(report, recording, classify(recording, options), stack, symbolizer);
+  fill_findings(report, recording, classify(recording, options), stack, resolve, focus);
 }
 
 void fill_untracked_totals(Report& report, const std::vector<AllocatorInfo>& allocators,

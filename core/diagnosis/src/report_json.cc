@@ -33,7 +33,7 @@ namespace tleak {
 // Frames live in allocators/; their JSON form is defined here, beside the report's.
 void to_json(nlohmann::json& j, const Frame& f) {
   j = {{"function", f.function}, {"module", f.module}, {"offset", f.module_offset},
-       {"file", f.file},         {"line", f.line}};
+       {"file", f.file},         {"line", f.line},     {"kind", f.kind}};
 }
 void from_json(const nlohmann::json& j, Frame& f) {
   j.at("function").get_to(f.function);
@@ -41,6 +41,7 @@ void from_json(const nlohmann::json& j, Frame& f) {
   j.at("offset").get_to(f.module_offset);
   j.at("file").get_to(f.file);
   j.at("line").get_to(f.line);
+  j.at("kind").get_to(f.kind);
 }
 
 namespace diagnosis {
@@ -101,6 +102,10 @@ nlohmann::json to_json(const Report& r) {
           {"sites", r.sites},
           {"notes", r.notes},
           {"memcheck", r.memcheck}};
+}
+
+std::string report_file_text(const Report& report) {
+  return to_json(report).dump(report.sites.size() > kCompactSites ? -1 : 2) + "\n";
 }
 
 Report report_from_json(const nlohmann::json& j) {

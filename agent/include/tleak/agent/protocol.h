@@ -41,6 +41,7 @@ enum class RecordKind : std::uint16_t {
   kSnapshot = 8,  // FenceRecord + name: the program's tleak_snapshot(name) or the parent's signal
   kExit = 9,      // FenceRecord: exit handlers ran; the agent waits for the live-block list
   kReach = 10,    // ReachRecord + bitmap: which of the listed live blocks are reachable
+  kPythonFrame = 11,  // PythonFrameRecord: a new Python frame id, sent before any site naming it
 };
 
 struct RecordHeader {
@@ -79,6 +80,18 @@ struct SiteRecord {
 
 // `ns` of a record is a stamp for ordering only: the TSC where the kernel keeps time with it,
 // CLOCK_MONOTONIC nanoseconds otherwise; comparable across threads either way.
+// A site's frames may include Python frames: words with the top bit set, the frame's id below.
+inline constexpr std::uint64_t kPythonFrameBit = std::uint64_t{1} << 63;
+
+struct PythonFrameRecord {
+  RecordHeader header;
+  std::uint32_t id;
+  std::int32_t line;  // -1: the instruction has no line
+  std::uint32_t file_bytes;      // including the NUL
+  std::uint32_t function_bytes;  // including the NUL
+  // followed by the file, then the function (qualified name), padded to 8
+};
+
 struct AllocRecord {
   RecordHeader header;
   std::uint64_t ns;

@@ -63,6 +63,9 @@ class AgentSource {
 
   std::vector<std::uintptr_t> stack(SiteId site) const;
   std::vector<ModuleInfo> modules() const;
+  // A frame word of stack(): a Python frame (resolved by the agent while it ran), or a return
+  // address, which `symbolizer` resolves.
+  Frame resolve(std::uintptr_t word, Symbolizer& symbolizer) const;
   // Records that named allocations of sites never defined, frees of blocks never seen, etc.
   std::uint64_t unknown_frees() const { return unknown_frees_; }
 
@@ -109,6 +112,7 @@ class AgentSource {
   std::vector<Pending> pending_;
   LiveTable<Live> live_;
   std::unordered_map<std::uint32_t, std::vector<std::uintptr_t>> sites_;
+  std::unordered_map<std::uint32_t, Frame> python_frames_;
   std::vector<ModuleInfo> modules_;
   bool exit_requested_ = false;
   // The reach answer: the list the agent was sent, and the bitmap as it arrives.

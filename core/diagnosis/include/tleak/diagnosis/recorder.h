@@ -54,6 +54,7 @@ struct SiteRecord {
   PointTimeline live;
   PointTimeline dead;
   std::vector<std::int64_t> mark_live_bytes;  // aligned with Recording::marks
+  std::int64_t last_mark_live_bytes = 0;      // at the last iteration mark, kept in marks or not
 
   SiteRecord(SiteId id, std::size_t points) : site(id), live(points), dead(points) {}
 };
@@ -80,6 +81,7 @@ struct Recording {
   std::vector<MarkSample> marks;  // thinned: every mark_stride-th iteration mark
   std::uint64_t mark_stride = 1;
   std::uint64_t iterations = 0;   // iteration marks seen
+  MarkSample last_mark;           // the last iteration mark, even when thinning did not keep it
   MarkSample final_mark;          // after teardown
   std::uint64_t end_clock = 0;
   std::vector<SiteRecord> sites;  // indexed by SiteId

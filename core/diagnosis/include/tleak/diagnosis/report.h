@@ -149,9 +149,12 @@ void judge_agreement(MemcheckFigures& m, bool pool_annotated);
 
 // "constant in build_step (graph.cc:42)": the runtime call (if any) and the function that made it,
 // without parameters and namespaces, and where.
-std::string site_label(const std::vector<Frame>& frames);
+// With Python frames, "train.py:14 in train_step": the innermost Python frame of the user's code
+// (not the standard library nor an installed package; with `focus`, the first whose file starts
+// with it).
+std::string site_label(const std::vector<Frame>& frames, const std::string& focus = "");
 // Index of the frame the label names: the first outside allocation plumbing and tleak's runtime.
-std::size_t user_frame_index(const std::vector<Frame>& frames);
+std::size_t user_frame_index(const std::vector<Frame>& frames, const std::string& focus = "");
 // "Class::method" without parameters, namespaces or the anonymous namespace.
 std::string short_function(std::string name);
 // The worst finding in one sentence, e.g.

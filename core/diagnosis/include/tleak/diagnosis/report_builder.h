@@ -16,11 +16,15 @@
 namespace tleak::diagnosis {
 
 using SiteStack = std::function<std::vector<std::uintptr_t>(SiteId)>;
+// A frame word of a site (a return address, or a source's own encoding such as a Python frame).
+using FrameResolver = std::function<Frame(std::uintptr_t)>;
 
 // `stats`: the allocators' own figures in AllocatorId order, or empty when the source has none
-// (a program's malloc): rounded and reserved bytes are then reported as the live ones.
+// (a program's malloc): rounded and reserved bytes are then reported as the live ones. `focus`:
+// a path prefix that marks the user's code for site labels (site_label).
 void fill_report(Report& report, const Recording& recording, const ClassifierOptions& options,
-                 const std::vector<AllocatorStats>& stats, const SiteStack& stack, Symbolizer& symbolizer);
+                 const std::vector<AllocatorStats>& stats, const SiteStack& stack, const FrameResolver& resolve,
+                 const std::string& focus = "");
 
 // The untracked baseline: only the allocators' own figures.
 void fill_untracked_totals(Report& report, const std::vector<AllocatorInfo>& allocators,

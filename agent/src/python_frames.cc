@@ -1,0 +1,190 @@
+#include "python_frames.h"
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
+#include <pthread.h>
+
+#include <cstring>
+
+#include "python_layout.h"
+
+namespace tleak::agent {
+namespace {
+
+const PythonLayout* g_layout = nullptr;
+std::uintptr_t g_runtime = 0;
+std::uintptr_t g_eval_start = 0, g_eval_end = 0;
+
+template <class T>
+T read_at(std::uintptr_t address, std::uint32_t offset) {
+  T value;
+  std::memcpy(&value, reinterpret_cast<const void*>(address + offset), sizeof value);
+  return value;
+}
+
+// 3.11's location table (Objects/locations.md): variable-length integers in 6-bit groups.
+struct LineTableReader {
+  const std::uint8_t* p;
+  const std::uint8_t* end;
+  std::uint32_t varint() {
+    std::uint32_t value = 0;
+    for (int shift = 0; p < end && shift < 32; shift += 6) {
+      const std::uint8_t b = *p++;
+      value |= static_cast<std::uint32_t>(b & 63) << shift;
+      if ((b & 64) == 0) break;
+    }
+    return value;
+  }
+  std::int32_t svarint() {
+    const std::uint32_t v = varint();
+    return (v & 1) ? -static_cast<std::int32_t>(v >> 1) : static_cast<std::int32_t>(v >> 1);
+  }
+};
+
+std::int32_t line_of(std::uintptr_t code, std::uint32_t instruction) {
+  const PythonLayout& l = *g_layout;
+  const auto table = read_at<std::uintptr_t>(code, l.code_linetable);
+  std::int32_t line = read_at<std::int32_t>(code, l.code_firstlineno);
+  if (table == 0) return line;
+  const auto size = read_at<std::int64_t>(table, l.bytes_size);
+  if (size <= 0 || size > (1 << 24)) return line;
+  LineTableReader r{reinterpret_cast<const std::uint8_t*>(table + l.bytes_data),
+                    reinterpret_cast<const std::uint8_t*>(table + l.bytes_data) + size};
+  std::uint32_t address = 0;
+  while (r.p < r.end) {
+    const std::uint8_t first = *r.p++;
+    const int code_kind = (first >> 3) & 15;
+    const std::uint32_t length = (first & 7) + 1;
+    bool has_line = true;
+    if (code_kind == 15) {
+      has_line = false;
+    } else if (code_kind == 14) {
+      line += r.svarint();
+      r.varint();
+      r.varint();
+      r.varint();
+    } else if (code_kind == 13) {
+      line += r.svarint();
+    } else if (code_kind >= 10) {
+      line += code_kind - 10;
+      r.p += 2;
+    } else {
+      r.p += 1;
+    }
+    if (instruction < address + length) return has_line ? line : -1;
+    address += length;
+  }
+  return line;
+}
+
+// A str's text as UTF-8 (compact strings only, which is every str a code object holds).
+void copy_text(std::uintptr_t object, char* out, std::uint32_t out_bytes) {
+  out[0] = '\0';
+  if (object == 0 || out_bytes == 0) return;
+  const PythonLayout& l = *g_layout;
+  const auto length = read_at<std::int64_t>(object, l.unicode_length);
+  const auto state = read_at<std::uint32_t>(object, l.unicode_state);
+  const std::uint32_t kind = (state >> 2) & 7, compact = (state >> 5) & 1, ascii = (state >> 6) & 1;
+  if (!compact || length < 0) return;
+  const std::uintptr_t data = object + (ascii ? l.unicode_ascii_data : l.unicode_compact_data);
+  std::uint32_t n = 0;
+  for (std::int64_t i = 0; i < length; ++i) {
+    std::uint32_t c = kind == 1 ? read_at<std::uint8_t>(data, static_cast<std::uint32_t>(i))
+                    : kind == 2 ? read_at<std::uint16_t>(data, static_cast<std::uint32_t>(2 * i))
+                                : read_at<std::uint32_t>(data, static_cast<std::uint32_t>(4 * i));
+    char utf8[4];
+    std::uint32_t bytes = 0;
+    if (c < 0x80) {
+      utf8[bytes++] = static_cast<char>(c);
+    } else if (c < 0x800) {
+      utf8[bytes++] = static_cast<char>(0xc0 | (c >> 6));
+      utf8[bytes++] = static_cast<char>(0x80 | (c & 63));
+    } else if (c < 0x10000) {
+      utf8[bytes++] = static_cast<char>(0xe0 | (c >> 12));
+      utf8[bytes++] = static_cast<char>(0x80 | ((c >> 6) & 63));
+      utf8[bytes++] = static_cast<char>(0x80 | (c & 63));
+    } else {
+      utf8[bytes++] = static_cast<char>(0xf0 | (c >> 18));
+      utf8[bytes++] = static_cast<char>(0x80 | ((c >> 12) & 63));
+      utf8[bytes++] = static_cast<char>(0x80 | ((c >> 6) & 63));
+      utf8[bytes++] = static_cast<char>(0x80 | (c & 63));
+    }
+    if (n + bytes + 1 > out_bytes) break;
+    std::memcpy(out + n, utf8, bytes);
+    n += bytes;
+  }
+  out[n] = '\0';
+}
+
+}  // namespace
+
+bool python_init() {
+  // The interpreter exports these whether it is the executable or libpython.
+  void* runtime = dlsym(RTLD_DEFAULT, "_PyRuntime");
+  void* version = dlsym(RTLD_DEFAULT, "Py_Version");
+  void* eval = dlsym(RTLD_DEFAULT, "_PyEval_EvalFrameDefault");
+  if (runtime == nullptr || version == nullptr || eval == nullptr) return false;
+  const auto hex = *static_cast<const unsigned long*>(version);
+  if (((hex >> 16) & 0xffff) != kPython311.version) return false;
+  Dl_info info;
+  void* entry = nullptr;
+  if (dladdr1(eval, &info, &entry, RTLD_DL_SYMENT) == 0 || entry == nullptr) return false;
+  const auto* symbol = static_cast<const ElfW(Sym)*>(entry);
+  g_eval_start = reinterpret_cast<std::uintptr_t>(eval);
+  g_eval_end = g_eval_start + (symbol->st_size > 0 ? symbol->st_size : 1);
+  g_runtime = reinterpret_cast<std::uintptr_t>(runtime);
+  g_layout = &kPython311;
+  return true;
+}
+
+bool python_enabled() { return g_layout != nullptr; }
+
+bool in_eval_loop(std::uint64_t return_address) {
+  return return_address > g_eval_start && return_address <= g_eval_end;
+}
+
+int python_stack(PythonFrame* out, int max) {
+  if (g_layout == nullptr) return 0;
+  const PythonLayout& l = *g_layout;
+  // The thread holding the GIL; only its own frames are safe to read, and only by itself.
+  const auto tstate = __atomic_load_n(reinterpret_cast<const std::uintptr_t*>(g_runtime + l.runtime_tstate_current),
+                                      __ATOMIC_ACQUIRE);
+  if (tstate == 0 || read_at<unsigned long>(tstate, l.tstate_thread_id) != pthread_self()) return 0;
+  const auto cframe = read_at<std::uintptr_t>(tstate, l.tstate_cframe);
+  if (cframe == 0) return 0;
+  int n = 0;
+  for (auto frame = read_at<std::uintptr_t>(cframe, l.cframe_current_frame); frame != 0 && n < max;
+       frame = read_at<std::uintptr_t>(frame, l.frame_previous)) {
+    const auto code = read_at<std::uintptr_t>(frame, l.frame_code);
+    const auto prev_instr = read_at<std::uintptr_t>(frame, l.frame_prev_instr);
+    const std::uintptr_t first = code + l.code_instructions;
+    const bool is_entry = read_at<std::uint8_t>(frame, l.frame_is_entry) != 0;
+    // A frame being set up has not run its first traceable instruction: not a frame yet.
+    const bool incomplete = read_at<std::uint8_t>(frame, l.frame_owner) != l.owner_generator &&
+                            prev_instr < first + 2 * static_cast<std::uintptr_t>(read_at<std::int32_t>(code, l.code_firsttraceable));
+    if (code == 0 || (incomplete && !is_entry)) continue;
+    if (!incomplete) {
+      const std::uintptr_t units = prev_instr >= first ? (prev_instr - first) / 2 : 0;
+      out[n++] = {code, static_cast<std::uint32_t>(units > 0xffffffu ? 0xffffffu : units), is_entry};
+    } else if (n > 0) {
+      out[n - 1].is_entry = true;  // keep the activation boundary
+    }
+  }
+  return n;
+}
+
+void python_code_identity(std::uint64_t code, std::uint64_t* file, std::uint64_t* name) {
+  *file = read_at<std::uintptr_t>(code, g_layout->code_filename);
+  *name = read_at<std::uintptr_t>(code, g_layout->code_qualname);
+}
+
+void python_describe(const PythonFrame& frame, char* file, std::uint32_t file_bytes, char* function,
+                     std::uint32_t function_bytes, std::int32_t* line) {
+  const PythonLayout& l = *g_layout;
+  copy_text(read_at<std::uintptr_t>(frame.code, l.code_filename), file, file_bytes);
+  copy_text(read_at<std::uintptr_t>(frame.code, l.code_qualname), function, function_bytes);
+  *line = line_of(frame.code, frame.instruction);
+}
+
+}  // namespace tleak::agent

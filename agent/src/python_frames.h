@@ -1,0 +1,38 @@
+// Python frames of the allocating thread, read from inside malloc the way a sampling profiler
+// reads them: only when this thread holds the GIL (so its frames cannot change or go away while
+// read), never allocating, never calling into the interpreter. Each frame is captured as what is
+// cheap (its code object and instruction), interned to a small id; the file, function and line
+// are resolved once per id, in the agent, while the code object is certainly alive, and sent to
+// tleak as a kPythonFrame record. Threads that never ran Python, or run without the GIL, get none.
+#pragma once
+
+#include <cstdint>
+
+namespace tleak::agent {
+
+struct PythonFrame {
+  std::uint64_t code;    // PyCodeObject*
+  std::uint32_t instruction;  // index of the instruction running (code units from the start)
+  bool is_entry;         // the innermost frame of one call into the eval loop from C
+};
+
+// Finds the interpreter in this process (the python executable or a loaded libpython) and its
+// layout. Call at start-up, outside any lock. False: no Python frames (not CPython, or a version
+// without a layout).
+bool python_init();
+bool python_enabled();
+
+// This thread's Python frames, innermost first; 0 when it does not hold the GIL.
+int python_stack(PythonFrame* out, int max);
+
+// Whether a return address lies in the eval loop's function (where Python frames belong).
+bool in_eval_loop(std::uint64_t return_address);
+
+// The code object's file and qualified-name objects (identity only, for cache validation).
+void python_code_identity(std::uint64_t code, std::uint64_t* file, std::uint64_t* name);
+
+// Resolves a captured frame once: file, qualified name, line. Writes NUL-terminated strings.
+void python_describe(const PythonFrame& frame, char* file, std::uint32_t file_bytes, char* function,
+                     std::uint32_t function_bytes, std::int32_t* line);
+
+}  // namespace tleak::agent

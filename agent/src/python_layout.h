@@ -1,0 +1,71 @@
+// Where CPython keeps what the agent reads from inside malloc: the running thread state, its
+// interpreter frames, and a frame's code object. These are interpreter internals, so they are
+// given per minor version (from CPython's own headers, pycore_frame.h, pycore_runtime.h, code.h;
+// tests/agent/python_layout_test.cc checks them against the headers of the installed Python).
+// A version without an entry gets no Python frames, never wrong ones.
+#pragma once
+
+#include <cstdint>
+
+namespace tleak::agent {
+
+struct PythonLayout {
+  std::uint32_t version;  // major << 8 | minor
+  // _PyRuntimeState
+  std::uint32_t runtime_tstate_current;  // gilstate.tstate_current: the thread holding the GIL
+  // PyThreadState
+  std::uint32_t tstate_thread_id;  // pthread_self() of its thread
+  std::uint32_t tstate_cframe;
+  // _PyCFrame
+  std::uint32_t cframe_current_frame;
+  // _PyInterpreterFrame
+  std::uint32_t frame_code;
+  std::uint32_t frame_previous;
+  std::uint32_t frame_prev_instr;
+  std::uint32_t frame_is_entry;  // set on the frame an eval loop was entered with from C
+  std::uint32_t frame_owner;
+  std::uint8_t owner_generator;  // a generator's frame is complete even before its first instruction
+  // PyCodeObject
+  std::uint32_t code_filename;
+  std::uint32_t code_qualname;
+  std::uint32_t code_linetable;
+  std::uint32_t code_firstlineno;
+  std::uint32_t code_firsttraceable;
+  std::uint32_t code_instructions;  // co_code_adaptive: the instructions, 2-byte code units
+  // PyUnicodeObject (compact forms) and PyBytesObject
+  std::uint32_t unicode_length;
+  std::uint32_t unicode_state;
+  std::uint32_t unicode_ascii_data;    // sizeof(PyASCIIObject)
+  std::uint32_t unicode_compact_data;  // sizeof(PyCompactUnicodeObject)
+  std::uint32_t bytes_size;
+  std::uint32_t bytes_data;
+};
+
+// CPython 3.11 on x86-64 (Debian 12's python3.11).
+inline constexpr PythonLayout kPython311 = {
+    .version = 0x030b,
+    .runtime_tstate_current = 576,
+    .tstate_thread_id = 152,
+    .tstate_cframe = 56,
+    .cframe_current_frame = 8,
+    .frame_code = 32,
+    .frame_previous = 48,
+    .frame_prev_instr = 56,
+    .frame_is_entry = 68,
+    .frame_owner = 69,
+    .owner_generator = 1,
+    .code_filename = 112,
+    .code_qualname = 128,
+    .code_linetable = 136,
+    .code_firstlineno = 72,
+    .code_firsttraceable = 168,
+    .code_instructions = 184,
+    .unicode_length = 16,
+    .unicode_state = 32,
+    .unicode_ascii_data = 48,
+    .unicode_compact_data = 72,
+    .bytes_size = 16,
+    .bytes_data = 32,
+};
+
+}  // namespace tleak::agent
