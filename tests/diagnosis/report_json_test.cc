@@ -151,3 +151,32 @@ TEST(ReportText, SiteLabelSkipsPlumbingAndShortensNames) {
 
 }  // namespace
 }  // namespace tleak::diagnosis
+
+namespace tleak::diagnosis {
+namespace {
+
+// The file text (sites written apart, samples straight from the integers) is the same document as
+// to_json, indented or compact.
+TEST(ReportJson, FileTextIsTheSameDocumentAsToJson) {
+  Report r = sample_report();
+  r.sites[0].live_bytes_at_samples = {0, 1, -2, 9223372036854775807LL};
+  Frame odd{0x5678123, "f\"q\\\n\x01", "m\xc3\xa9", 7, "caf\xc3\xa9.py", 3, "python"};
+  r.sites[0].frames.push_back(odd);
+  odd.address = 0;
+  r.sites[0].frames.push_back(odd);
+  EXPECT_EQ(nlohmann::json::parse(report_file_text(r)), to_json(r));
+  for (std::size_t i = 0; i <= kCompactSites; ++i) r.sites.push_back(r.sites[0]);
+  const std::string compact = report_file_text(r);
+  EXPECT_EQ(std::count(compact.begin(), compact.end(), '\n'), 1);
+  EXPECT_EQ(nlohmann::json::parse(compact), to_json(r));
+  r.sites.clear();
+  EXPECT_EQ(nlohmann::json::parse(report_file_text(r)), to_json(r));
+  // Bytes that are not UTF-8 (a file name in another encoding) still give valid JSON.
+  r = sample_report();
+  r.sites[0].frames[0].file = "bad\xff\xfename.c";
+  const nlohmann::json parsed = nlohmann::json::parse(report_file_text(r));
+  EXPECT_EQ(parsed["sites"][0]["frames"][0]["file"], "bad\xef\xbf\xbd\xef\xbf\xbdname.c");
+}
+
+}  // namespace
+}  // namespace tleak::diagnosis

@@ -2,6 +2,9 @@
 
 #include "tleak/diagnosis/report_summary.h"
 
+#include <charconv>
+#include <cstdio>
+#include <unordered_map>
 #include <fstream>
 #include <optional>
 #include <sstream>
@@ -104,8 +107,137 @@ nlohmann::json to_json(const Report& r) {
           {"memcheck", r.memcheck}};
 }
 
+namespace {
+
+template <class Integer>
+void append_integer(std::string& out, Integer value) {
+  char digits[24];
+  const auto [end, error] = std::to_chars(digits, digits + sizeof digits, value);
+  out.append(digits, end);
+}
+
+// A JSON string: quotes, backslashes and control characters escaped; bytes that are not UTF-8
+// become U+FFFD, so a file name in another encoding never makes the report invalid JSON.
+void append_string(std::string& out, const std::string& text) {
+  out += '"';
+  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+  const std::size_t n = text.size();
+  for (std::size_t i = 0; i < n;) {
+    const unsigned char c = s[i];
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+      ++i;
+    } else if (c < 0x20) {
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "\\u%04x", c);
+      out += escaped;
+      ++i;
+    } else if (c < 0x80) {
+      out += static_cast<char>(c);
+      ++i;
+    } else {
+      const std::size_t length = c >= 0xf0 && c < 0xf5 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
+      bool valid = length > 0 && i + length <= n;
+      for (std::size_t k = 1; valid && k < length; ++k) valid = (s[i + k] & 0xc0) == 0x80;
+      if (valid) {
+        out.append(text, i, length);
+        i += length;
+      } else {
+        out += "\xef\xbf\xbd";
+        ++i;
+      }
+    }
+  }
+  out += '"';
+}
+
+// One frame, keys in the order nlohmann writes them (sorted), so both writers agree byte for byte.
+void append_frame(std::string& out, const Frame& f) {
+  out += "{\"file\":";
+  append_string(out, f.file);
+  out += ",\"function\":";
+  append_string(out, f.function);
+  out += ",\"kind\":";
+  append_string(out, f.kind);
+  out += ",\"line\":";
+  append_integer(out, f.line);
+  out += ",\"module\":";
+  append_string(out, f.module);
+  out += ",\"offset\":";
+  append_integer(out, f.module_offset);
+  out += '}';
+}
+
+// A site's JSON with its frames and samples written directly: a program's report can hold
+// hundreds of thousands of frames and millions of samples, and a JSON node each (built, dumped,
+// freed) costs far more than the text. Frames shared by many sites are written once.
+void append_site(std::string& out, const SiteReport& site, int indent,
+                 std::unordered_map<std::uintptr_t, std::string>& frame_text) {
+  static const std::string kSamples = "\"\\u0001samples\\u0001\"";
+  static const std::string kFrames = "\"\\u0001frames\\u0001\"";
+  SiteReport bare = site;
+  bare.frames.clear();
+  bare.live_bytes_at_samples.clear();
+  nlohmann::json j = bare;
+  j["live_bytes_at_samples"] = "\u0001samples\u0001";
+  j["frames"] = "\u0001frames\u0001";
+  const std::string text = j.dump(indent);
+  std::string frames = "[";
+  for (std::size_t i = 0; i < site.frames.size(); ++i) {
+    if (i > 0) frames += ',';
+    const Frame& f = site.frames[i];
+    if (f.address == 0) {
+      append_frame(frames, f);
+      continue;
+    }
+    auto [it, fresh] = frame_text.try_emplace(f.address);
+    if (fresh) append_frame(it->second, f);
+    frames += it->second;
+  }
+  frames += ']';
+  std::string samples = "[";
+  for (std::size_t i = 0; i < site.live_bytes_at_samples.size(); ++i) {
+    if (i > 0) samples += ',';
+    append_integer(samples, site.live_bytes_at_samples[i]);
+  }
+  samples += ']';
+  // "frames" sorts before "live_bytes_at_samples".
+  const std::size_t at_frames = text.find(kFrames);
+  const std::size_t at_samples = text.find(kSamples);
+  out.append(text, 0, at_frames);
+  out += frames;
+  out.append(text, at_frames + kFrames.size(), at_samples - at_frames - kFrames.size());
+  out += samples;
+  out.append(text, at_samples + kSamples.size());
+}
+
+}  // namespace
+
 std::string report_file_text(const Report& report) {
-  return to_json(report).dump(report.sites.size() > kCompactSites ? -1 : 2) + "\n";
+  const int indent = report.sites.size() > kCompactSites ? -1 : 2;
+  nlohmann::json j = to_json(report.sites.empty() ? report : [&] {
+    Report copy = report;
+    copy.sites.clear();
+    return copy;
+  }());
+  j["sites"] = "\u0001sites\u0001";
+  const std::string text = j.dump(indent);
+  static const std::string kPlaceholder = "\"\\u0001sites\\u0001\"";
+  const std::size_t at = text.find(kPlaceholder);
+  std::string out;
+  out.reserve(text.size() + report.sites.size() * 1024);
+  out.append(text, 0, at);
+  out += '[';
+  std::unordered_map<std::uintptr_t, std::string> frame_text;
+  for (std::size_t i = 0; i < report.sites.size(); ++i) {
+    if (i > 0) out += ',';
+    append_site(out, report.sites[i], indent, frame_text);
+  }
+  out += ']';
+  out.append(text, at + kPlaceholder.size());
+  out += '\n';
+  return out;
 }
 
 Report report_from_json(const nlohmann::json& j) {
