@@ -110,6 +110,17 @@ int parse_signal(const std::string& option, const std::string& text) {
   return signal;
 }
 
+std::string python_module_dir() {
+  std::error_code error;
+  const std::filesystem::path dir = std::filesystem::read_symlink("/proc/self/exe", error).parent_path();
+  for (const std::filesystem::path& candidate : {dir / "../python", dir / "../share/tleak/python"}) {
+    if (std::filesystem::exists(candidate / "tleak.py", error)) {
+      return std::filesystem::weakly_canonical(candidate, error).string();
+    }
+  }
+  return "";
+}
+
 std::string agent_library_path() {
   std::error_code error;
   const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", error);

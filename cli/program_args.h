@@ -21,5 +21,7 @@ int parse_signal(const std::string& option, const std::string& text);
 
 // libtleak_preload.so beside the running tleak (build tree or installed layout).
 std::string agent_library_path();
+// The directory holding the Python marks module (tleak.py), or empty if it is not installed.
+std::string python_module_dir();
 
 }  // namespace tleak::cli

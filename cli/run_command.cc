@@ -41,6 +41,7 @@ struct RunArgs {
   std::string sample_every;
   std::string max_live;
   std::string snapshot_signal;
+  std::string focus;
 };
 
 // The arguments that reproduce this run in a child (for --valgrind), without output options.
@@ -117,6 +118,8 @@ int run_program_command(const RunArgs& args) {
   diagnosis::ProgramOptions options;
   options.command = trailing_command();
   options.agent_path = agent_library_path();
+  options.python_path = python_module_dir();
+  options.focus = args.focus;
   options.stack_depth = args.stack_depth;
   if (!args.sample_every.empty()) options.sample_seconds = parse_duration("--sample-every", args.sample_every);
   if (!args.max_live.empty()) options.max_live_bytes = parse_size("--max-live", args.max_live);
@@ -211,6 +214,9 @@ Command add_run_command(CLI::App& app) {
                   "iterations (default 100ms)");
   sub->add_option("--max-live", args->max_live,
                   "With -- COMMAND: stop the program, report written, once its live bytes pass SIZE (e.g. 2GiB)");
+  sub->add_option("--focus", args->focus,
+                  "With -- COMMAND: files under this path prefix are your code, for site labels (default: "
+                  "every Python file outside the standard library and installed packages)");
   sub->add_option("--snapshot-signal", args->snapshot_signal,
                   "With -- COMMAND: the signal that, sent to tleak, writes a snapshot report (default USR2)");
 
@@ -219,8 +225,10 @@ Command add_run_command(CLI::App& app) {
     if (args->scenario.empty()) {
       throw UsageError("run: name a scenario (tleak list) or a program after -- (tleak run -- COMMAND ARGS...)");
     }
-    for (const std::string* option : {&args->sample_every, &args->max_live, &args->snapshot_signal}) {
-      if (!option->empty()) throw UsageError("run: --sample-every, --max-live and --snapshot-signal need -- COMMAND");
+    for (const std::string* option : {&args->sample_every, &args->max_live, &args->snapshot_signal, &args->focus}) {
+      if (!option->empty()) {
+        throw UsageError("run: --sample-every, --max-live, --snapshot-signal and --focus need -- COMMAND");
+      }
     }
     const scenarios::Scenario& scenario = require_scenario(args->scenario);
     diagnosis::SessionOptions options = run_options(

@@ -252,8 +252,8 @@ TEST_F(ProgramRun, SignalToTleakWritesASnapshot) {
 
 TEST_F(ProgramRun, NumpyLoopKeepingArraysIsGrowthAndTheFixedOneBounded) {
   const std::string script = std::string(TLEAK_SOURCE_DIR) + "/tests/programs/numpy_loop.py";
-  const std::string pythonpath = "PYTHONPATH=" + std::string(TLEAK_SOURCE_DIR) + "/python";
-  auto r = tleak_run({}, {"/usr/bin/env", pythonpath, TLEAK_PYTHON, script, "leaky"});
+  // tleak puts its marks module on the program's PYTHONPATH itself.
+  auto r = tleak_run({}, {TLEAK_PYTHON, script, "leaky"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(report_["summary"]["verdict"], "growth") << r.err;
   EXPECT_EQ(report_["run"]["program"]["clock"], "iterations");
@@ -270,7 +270,7 @@ TEST_F(ProgramRun, NumpyLoopKeepingArraysIsGrowthAndTheFixedOneBounded) {
   EXPECT_NEAR(top["growth"]["slope_bytes_per_iteration"].get<double>(), 65536.0, 65536.0 * 0.02);
   EXPECT_EQ(report_["totals"]["leaked_bytes"], 0) << "an interpreter's objects live in its own arenas: roots";
 
-  r = tleak_run({}, {"/usr/bin/env", pythonpath, TLEAK_PYTHON, script, "fixed"});
+  r = tleak_run({}, {TLEAK_PYTHON, script, "fixed"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(report_["summary"]["verdict"], "growth") << r.err;
   EXPECT_EQ(report_["summary"]["growth_sites"], 0);
@@ -306,6 +306,32 @@ TEST_F(ProgramRun, CheckGatesCommandsLikeScenarios) {
   const auto refused = run_process(TLEAK_BINARY, {"check", "--checks", checks});
   EXPECT_EQ(refused.exit_code, 2);
   EXPECT_NE(refused.err.find("takes no scenario"), std::string::npos) << refused.err;
+}
+
+TEST_F(ProgramRun, PythonThreadsAllocatingWhileTheMainThreadMarks) {
+  const std::string script = std::string(TLEAK_SOURCE_DIR) + "/tests/programs/python_threads.py";
+  const auto r = tleak_run({}, {TLEAK_PYTHON, script});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "threads done True\n");
+  EXPECT_EQ(report_["run"]["iterations"], 1000);
+  EXPECT_EQ(report_["run"]["program"]["clock"], "iterations");
+  std::int64_t allocations = 0, frees = 0, leaked = 0, reachable = 0;
+  for (const Json& s : report_["sites"]) {
+    allocations += s["allocations"].get<std::int64_t>();
+    frees += s["frees"].get<std::int64_t>();
+    leaked += s["leaked_bytes"].get<std::int64_t>();
+    reachable += s["reachable_at_exit_bytes"].get<std::int64_t>();
+  }
+  EXPECT_EQ(allocations, report_["totals"]["allocations"].get<std::int64_t>());
+  EXPECT_EQ(frees, report_["totals"]["frees"].get<std::int64_t>());
+  EXPECT_EQ(leaked, report_["totals"]["leaked_bytes"].get<std::int64_t>());
+  EXPECT_EQ(reachable, report_["totals"]["reachable_at_exit_bytes"].get<std::int64_t>());
+  // Workers' allocations are named by the worker's line, through the Python frames of each thread.
+  bool worker_seen = false;
+  for (const Json& s : report_["sites"]) {
+    worker_seen = worker_seen || s["label"] == "python_threads.py:" + std::to_string(line_of("python_threads.py", "WORKER")) + " in worker";
+  }
+  EXPECT_TRUE(worker_seen);
 }
 
 // One line on stderr, exit 2, no report.

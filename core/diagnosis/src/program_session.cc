@@ -123,6 +123,10 @@ pid_t start_child(const ProgramOptions& o, const std::string& path, int stream_f
   if (const char* existing = std::getenv("LD_PRELOAD"); existing != nullptr && *existing != '\0') {
     preload = std::string(existing) + ":" + o.agent_path;
   }
+  std::string python_path = o.python_path;
+  if (const char* existing = std::getenv("PYTHONPATH"); existing != nullptr && *existing != '\0') {
+    python_path = o.python_path.empty() ? existing : std::string(existing) + ":" + o.python_path;
+  }
   std::vector<char*> argv;
   for (const std::string& a : o.command) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
@@ -137,6 +141,8 @@ pid_t start_child(const ProgramOptions& o, const std::string& path, int stream_f
     fcntl(stream_fd, F_SETFD, 0);
     fcntl(control_fd, F_SETFD, 0);
     setenv("LD_PRELOAD", preload.c_str(), 1);
+    // `import tleak` finds the marks module; the program's own PYTHONPATH entries come first.
+    if (!python_path.empty()) setenv("PYTHONPATH", python_path.c_str(), 1);
     setenv(agent::kEnvStreamFd, std::to_string(stream_fd).c_str(), 1);
     setenv(agent::kEnvControlFd, std::to_string(control_fd).c_str(), 1);
     setenv(agent::kEnvPid, std::to_string(getpid()).c_str(), 1);

@@ -29,6 +29,7 @@ struct ProgramOptions {
   std::int64_t max_live_bytes = 0;   // stop the program past this many live bytes; 0: no limit
   int snapshot_signal = SIGUSR2;     // sent to tleak: a snapshot of the program's live heap
   ClassifierOptions thresholds;
+  std::string python_path;  // appended to the program's PYTHONPATH (the marks module's directory)
   std::string focus;  // path prefix of the user's code, for site labels (default: not a library)
   // A snapshot's report, as the program asked for it (tleak_snapshot) or the signal did.
   std::function<void(const Report&)> on_snapshot;
