@@ -246,7 +246,8 @@ std::uint32_t python_frame_id(ThreadBuffer* buffer, const PythonFrame& frame, Ne
 std::uint32_t with_python_frames(ThreadBuffer* buffer, const std::uintptr_t* native, int native_depth,
                                  std::uint64_t* out, NewPythonFrame* fresh, int* fresh_count) {
   PythonFrame python[kMaxFrames];
-  const int n = python_stack(python, kMaxFrames);
+  // At most as many Python frames as native ones: the innermost, where the program asked.
+  const int n = python_stack(python, g_stack_depth < static_cast<int>(kMaxFrames) ? g_stack_depth : static_cast<int>(kMaxFrames));
   std::uint32_t depth = 0;
   int next = 0;
   const auto emit_activation = [&] {

@@ -147,9 +147,10 @@ bool in_eval_loop(std::uint64_t return_address) {
 int python_stack(PythonFrame* out, int max) {
   if (g_layout == nullptr) return 0;
   const PythonLayout& l = *g_layout;
-  // The thread holding the GIL; only its own frames are safe to read, and only by itself.
-  const auto tstate = __atomic_load_n(reinterpret_cast<const std::uintptr_t*>(g_runtime + l.runtime_tstate_current),
-                                      __ATOMIC_ACQUIRE);
+  // This thread's own state: only its own frames are safe to read, and only by itself.
+  if (read_at<int>(g_runtime, l.runtime_autotss_initialized) == 0) return 0;
+  const auto tstate = reinterpret_cast<std::uintptr_t>(
+      pthread_getspecific(read_at<pthread_key_t>(g_runtime, l.runtime_autotss_key)));
   if (tstate == 0 || read_at<unsigned long>(tstate, l.tstate_thread_id) != pthread_self()) return 0;
   const auto cframe = read_at<std::uintptr_t>(tstate, l.tstate_cframe);
   if (cframe == 0) return 0;

@@ -1,6 +1,8 @@
-// Python frames of the allocating thread, read from inside malloc the way a sampling profiler
-// reads them: only when this thread holds the GIL (so its frames cannot change or go away while
-// read), never allocating, never calling into the interpreter. Each frame is captured as what is
+// Python frames of the allocating thread, read from inside malloc: the thread's own state (found
+// through the interpreter's thread-specific key, never the GIL holder's), whose frames cannot
+// change while this very thread is busy in malloc, with or without the GIL (a C extension that
+// released it is still inside the call its Python frame made). Never allocating, never calling
+// into the interpreter. Each frame is captured as what is
 // cheap (its code object and instruction), interned to a small id; the file, function and line
 // are resolved once per id, in the agent, while the code object is certainly alive, and sent to
 // tleak as a kPythonFrame record. Threads that never ran Python, or run without the GIL, get none.
@@ -22,7 +24,7 @@ struct PythonFrame {
 bool python_init();
 bool python_enabled();
 
-// This thread's Python frames, innermost first; 0 when it does not hold the GIL.
+// This thread's Python frames, innermost first; 0 for a thread that never ran Python.
 int python_stack(PythonFrame* out, int max);
 
 // Whether a return address lies in the eval loop's function (where Python frames belong).

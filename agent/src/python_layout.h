@@ -12,7 +12,8 @@ namespace tleak::agent {
 struct PythonLayout {
   std::uint32_t version;  // major << 8 | minor
   // _PyRuntimeState
-  std::uint32_t runtime_tstate_current;  // gilstate.tstate_current: the thread holding the GIL
+  std::uint32_t runtime_autotss_initialized;  // gilstate.autoTSSkey._is_initialized
+  std::uint32_t runtime_autotss_key;          // gilstate.autoTSSkey._key: each thread's own state
   // PyThreadState
   std::uint32_t tstate_thread_id;  // pthread_self() of its thread
   std::uint32_t tstate_cframe;
@@ -44,7 +45,8 @@ struct PythonLayout {
 // CPython 3.11 on x86-64 (Debian 12's python3.11).
 inline constexpr PythonLayout kPython311 = {
     .version = 0x030b,
-    .runtime_tstate_current = 576,
+    .runtime_autotss_initialized = 592,
+    .runtime_autotss_key = 596,
     .tstate_thread_id = 152,
     .tstate_cframe = 56,
     .cframe_current_frame = 8,

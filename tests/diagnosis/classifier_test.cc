@@ -282,7 +282,7 @@ TEST(Recorder, HundredThousandIterationsKeepBoundedState) {
   EXPECT_GE(recording.marks.size(), 256u);
   EXPECT_EQ(recording.mark_stride, 256u);
   for (const SiteRecord& s : recording.sites) {
-    EXPECT_EQ(s.mark_live_bytes.size(), recording.marks.size());
+    EXPECT_EQ(s.series(recording.marks.size()).size(), recording.marks.size());
     EXPECT_LE(s.live.values(recording.end_clock).size(), 512u);
   }
   EXPECT_LE(recording.total_live.values(recording.end_clock).size(), 4096u);

@@ -29,7 +29,10 @@ std::string string_at(const unsigned char* at, std::uint32_t bytes) {
 AgentSource::AgentSource() { reset(); }
 
 void AgentSource::reset() {
-  recorder_ = std::make_unique<Recorder>(std::vector<AllocatorInfo>{{"malloc", MemorySpace::kHost}});
+  // No uses are reported from a program: per-site op-clock timelines would measure nothing.
+  RecorderLimits limits;
+  limits.site_timelines = false;
+  recorder_ = std::make_unique<Recorder>(std::vector<AllocatorInfo>{{"malloc", MemorySpace::kHost}}, limits);
   hello_seen_ = user_marks_ = exit_requested_ = reach_started_ = reach_complete_ = false;
   iteration_ = clock_ = next_block_ = fences_ = order_ = unknown_frees_ = 0;
   live_bytes_ = pending_allocated_ = 0;

@@ -39,7 +39,9 @@ RetainedFigures retained_figures(const SiteRecord& s, std::uint64_t end) {
   r.drag_ops_mean = s.drag_weight_bytes == 0 ? 0 : s.drag_ops_weighted_sum / static_cast<double>(s.drag_weight_bytes);
   r.drag_share = s.lifetime_ops_weighted_sum <= 0 ? 0 : s.drag_ops_weighted_sum / s.lifetime_ops_weighted_sum;
   r.peak_dead_bytes = s.dead.peak(end);
-  r.peak_if_freed_at_last_use_bytes = peak_ideal(s.live, s.dead, end);
+  // Without uses nothing is dead before its free: the ideal peak is the peak itself (and a source
+  // that reports no uses keeps no per-site timelines to compute it from).
+  r.peak_if_freed_at_last_use_bytes = s.blocks_with_uses == 0 ? s.peak_live_bytes : peak_ideal(s.live, s.dead, end);
   r.resolution_ops = std::max(s.live.resolution(), s.dead.resolution());
   return r;
 }
@@ -134,7 +136,7 @@ std::string bounded_reason(const SiteFinding& f, RunEnd end) {
     return printf_string("rose by %s, then flat from iteration %llu (plateau at %s)",
                   bytes(static_cast<double>(f.growth.rise_bytes)).c_str(),
                   static_cast<unsigned long long>(*f.growth.plateau_iteration),
-                  bytes(static_cast<double>(f.mark_live_bytes.empty() ? 0 : f.mark_live_bytes.back())).c_str());
+                  bytes(static_cast<double>(f.final_live_bytes)).c_str());
   }
   std::string left = "all freed";
   if (f.unfreed_bytes > 0) {
@@ -208,8 +210,11 @@ Diagnosis classify(const Recording& rec, const ClassifierOptions& options) {
     f.leaked_blocks = leaked_blocks[s.site.value()];
     f.unfreed_bytes = unfreed_bytes[s.site.value()];
     f.unfreed_blocks = unfreed_blocks[s.site.value()];
-    f.mark_live_bytes = s.mark_live_bytes;
-    std::vector<std::int64_t> series = s.mark_live_bytes;
+    std::vector<std::int64_t> series = s.series(rec.marks.size());
+    // A series that is the final value throughout is left empty (SiteFinding::mark_live_bytes).
+    const bool constant = std::all_of(series.begin(), series.end(),
+                                      [&](std::int64_t v) { return v == f.final_live_bytes; });
+    if (!constant) f.mark_live_bytes = series;
     if (last_not_kept) series.push_back(s.last_mark_live_bytes);
     f.growth = fit_growth(iterations, series, rec.iterations, options);
     f.retained = retained_figures(s, rec.end_clock);
@@ -246,10 +251,21 @@ Diagnosis classify(const Recording& rec, const ClassifierOptions& options) {
     }
     return 0;
   };
-  std::stable_sort(d.sites.begin(), d.sites.end(), [&](const SiteFinding& a, const SiteFinding& b) {
-    if (a.verdict != b.verdict) return a.verdict > b.verdict;
-    return key(a) > key(b);
+  // Sorted by index, then moved once: a program's findings are many and each is large.
+  std::vector<std::size_t> order(d.sites.size());
+  std::vector<double> keys(d.sites.size());
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    order[i] = i;
+    keys[i] = key(d.sites[i]);
+  }
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    if (d.sites[a].verdict != d.sites[b].verdict) return d.sites[a].verdict > d.sites[b].verdict;
+    return keys[a] > keys[b];
   });
+  std::vector<SiteFinding> sorted;
+  sorted.reserve(order.size());
+  for (const std::size_t i : order) sorted.push_back(std::move(d.sites[i]));
+  d.sites = std::move(sorted);
   return d;
 }
 

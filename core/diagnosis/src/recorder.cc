@@ -30,7 +30,7 @@ SiteRecord& Recorder::site(SiteId id, std::size_t allocator) {
   while (sites.size() <= id.value()) {
     sites.emplace_back(SiteId(static_cast<std::uint32_t>(sites.size())), limits_.site_points);
     // A site first seen now had nothing live at every earlier sample.
-    sites.back().mark_live_bytes.assign(recording_.marks.size(), 0);
+    sites.back().first_mark = recording_.marks.size();
     sites.back().allocator = allocator;
   }
   return sites[id.value()];
@@ -47,7 +47,8 @@ void Recorder::on_allocate(const BlockInfo& block) {
   s.live_bytes += size;
   ++s.live_blocks;
   s.peak_live_bytes = std::max(s.peak_live_bytes, s.live_bytes);
-  s.live.add_from(t, size);
+  touch(s);
+  if (limits_.site_timelines) s.live.add_from(t, size);
   recording_.total_live.add_from(t, size);
   ++recording_.allocations;
   live_bytes_ += size;
@@ -67,7 +68,8 @@ void Recorder::on_free(const FreeEvent& event) {
   ++s.frees;
   s.live_bytes -= size;
   --s.live_blocks;
-  s.live.add_after(event.freed.clock, -size);
+  touch(s);
+  if (limits_.site_timelines) s.live.add_after(event.freed.clock, -size);
   recording_.total_live.add_after(event.freed.clock, -size);
   if (block.uses > 0) {
     const std::uint64_t drag_ops = event.freed.clock - block.last_use.clock;
@@ -80,7 +82,7 @@ void Recorder::on_free(const FreeEvent& event) {
         static_cast<double>(block.size) * static_cast<double>(event.freed.clock - block.allocated.clock);
     s.drag_weight_bytes += block.size;
     // Dead from the op after its last use through the op at which it was freed.
-    s.dead.add_interval(block.last_use.clock + 1, event.freed.clock, size);
+    if (limits_.site_timelines) s.dead.add_interval(block.last_use.clock + 1, event.freed.clock, size);
     recording_.total_dead.add_interval(block.last_use.clock + 1, event.freed.clock, size);
   }
   ++recording_.frees;
@@ -113,10 +115,25 @@ void Recorder::mark(std::uint64_t iteration, std::uint64_t clock,
                  stats[a].bytes_reserved.current - stats[a].bytes_in_use.current);
   }
   recording_.last_mark = sample(iteration, clock, stats);
-  for (SiteRecord& s : recording_.sites) s.last_mark_live_bytes = s.live_bytes;
+  // Only sites that changed since the last kept mark can read differently now.
+  for (const std::uint32_t id : dirty_) recording_.sites[id].last_mark_live_bytes = recording_.sites[id].live_bytes;
   if ((recording_.iterations - 1) % recording_.mark_stride != 0) return;
+  const std::size_t index = recording_.marks.size();
   recording_.marks.push_back(recording_.last_mark);
-  for (SiteRecord& s : recording_.sites) s.mark_live_bytes.push_back(s.live_bytes);
+  for (const std::uint32_t id : dirty_) {
+    SiteRecord& s = recording_.sites[id];
+    s.dirty = false;
+    if (s.varies) continue;
+    if (index == s.first_mark) {
+      s.flat_value = s.live_bytes;  // its first sample
+    } else if (s.live_bytes != s.flat_value) {
+      s.mark_live_bytes = s.series(index);
+      s.varies = true;
+      varying_.push_back(id);
+    }
+  }
+  dirty_.clear();
+  for (const std::uint32_t id : varying_) recording_.sites[id].mark_live_bytes.push_back(recording_.sites[id].live_bytes);
   if (recording_.marks.size() < limits_.max_mark_samples) return;
   // Full: keep every other sample (the first of each pair) and sample half as often.
   const auto thin = [](auto& series) {
@@ -127,7 +144,13 @@ void Recorder::mark(std::uint64_t iteration, std::uint64_t clock,
     series.resize(kept);
   };
   thin(recording_.marks);
-  for (SiteRecord& s : recording_.sites) thin(s.mark_live_bytes);
+  for (SiteRecord& s : recording_.sites) {
+    if (s.varies) {
+      thin(s.mark_live_bytes);
+    } else {
+      s.first_mark = (s.first_mark + 1) / 2;  // the first kept sample at or after it
+    }
+  }
   recording_.mark_stride *= 2;
 }
 
@@ -137,10 +160,30 @@ void Recorder::clear_marks() {
   recording_.mark_stride = 1;
   recording_.iterations = 0;
   recording_.last_mark = MarkSample{};
+  dirty_.clear();
+  varying_.clear();
   for (SiteRecord& s : recording_.sites) {
     s.mark_live_bytes.clear();
+    s.varies = false;
+    s.first_mark = 0;
+    s.flat_value = 0;
     s.last_mark_live_bytes = 0;
+    s.dirty = false;
+    touch(s);
   }
+}
+
+void Recorder::touch(SiteRecord& s) {
+  if (s.dirty) return;
+  s.dirty = true;
+  dirty_.push_back(s.site.value());
+}
+
+std::vector<std::int64_t> SiteRecord::series(std::size_t marks) const {
+  if (varies) return mark_live_bytes;
+  std::vector<std::int64_t> values(marks, flat_value);
+  std::fill(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(std::min(first_mark, marks)), 0);
+  return values;
 }
 
 Recording Recorder::snapshot(std::uint64_t clock) const {
@@ -169,7 +212,7 @@ Recording Recorder::finish(std::uint64_t clock, const std::vector<AllocatorStats
       // Nothing frees it: dead from its last use to the end of the run.
       const auto size = static_cast<std::int64_t>(block.size);
       SiteRecord& s = site(block.site, a);
-      s.dead.add_interval(block.last_use.clock + 1, clock, size);
+      if (limits_.site_timelines) s.dead.add_interval(block.last_use.clock + 1, clock, size);
       s.drag_ops_weighted_sum += static_cast<double>(block.size) * static_cast<double>(clock - block.last_use.clock);
       s.lifetime_ops_weighted_sum += static_cast<double>(block.size) * static_cast<double>(clock - block.allocated.clock);
       recording_.total_dead.add_interval(block.last_use.clock + 1, clock, size);

@@ -1,7 +1,11 @@
 #include "tleak/diagnosis/report_builder.h"
 
+#include <algorithm>
+
 namespace tleak::diagnosis {
 namespace {
+
+constexpr std::size_t kSpelledOutSites = 1000;
 
 const char* space_name(MemorySpace space) { return space == MemorySpace::kDevice ? "device" : "host"; }
 
@@ -59,7 +63,7 @@ void fill_totals(Report& report, const Recording& rec, const std::vector<Allocat
 }
 
 void fill_findings(Report& report, const Recording& rec, const Diagnosis& diagnosis, const SiteStack& stack,
-                   const FrameResolver& resolve, const std::string& focus) {
+                   const FrameResolver& resolve, const std::string& focus, std::size_t max_sites) {
   report.total_growth = diagnosis.total_growth;
   report.total_retained = diagnosis.total_retained;
   report.timeline.stride = rec.mark_stride;
@@ -67,7 +71,24 @@ void fill_findings(Report& report, const Recording& rec, const Diagnosis& diagno
   report.timeline.after_teardown = rec.final_mark;
   const bool judged = rec.end == RunEnd::kExitScan || rec.end == RunEnd::kTeardown;
 
+  Summary& summary = report.summary;
   for (const SiteFinding& f : diagnosis.sites) {
+    summary.leak_sites += f.verdict == Verdict::kLeak;
+    summary.growth_sites += f.verdict == Verdict::kGrowth;
+    summary.retained_sites += f.verdict == Verdict::kRetained;
+    summary.bounded_sites += f.verdict == Verdict::kBounded;
+    // Worst first, bounded by peak: what is past the limit is the smallest bounded sites.
+    if (report.sites.size() >= max_sites && f.verdict == Verdict::kBounded) {
+      OmittedSites& o = report.omitted_sites;
+      ++o.sites;
+      o.allocations += f.allocations;
+      o.frees += f.frees;
+      o.bytes_allocated += f.bytes_allocated;
+      o.largest_peak_live_bytes = std::max(o.largest_peak_live_bytes, f.peak_live_bytes);
+      o.final_live_bytes += f.final_live_bytes;
+      (judged ? o.reachable_at_exit_bytes : o.unjudged_at_exit_bytes) += f.unfreed_bytes;
+      continue;
+    }
     SiteReport s;
     s.id = f.site.value();
     s.verdict = to_string(f.verdict);
@@ -91,15 +112,13 @@ void fill_findings(Report& report, const Recording& rec, const Diagnosis& diagno
     (judged ? s.reachable_at_exit_blocks : s.unjudged_at_exit_blocks) = f.unfreed_blocks;
     s.growth = f.growth;
     s.retained = f.retained;
+    // Small reports spell every series out; large ones leave a constant series empty (the schema
+    // says: then every sample equals final_live_bytes).
     s.live_bytes_at_samples = f.mark_live_bytes;
+    if (s.live_bytes_at_samples.empty() && diagnosis.sites.size() <= kSpelledOutSites) {
+      s.live_bytes_at_samples.assign(rec.marks.size(), f.final_live_bytes);
+    }
     report.sites.push_back(std::move(s));
-  }
-  Summary& summary = report.summary;
-  for (const SiteReport& s : report.sites) {
-    summary.leak_sites += s.verdict == "leak";
-    summary.growth_sites += s.verdict == "growth";
-    summary.retained_sites += s.verdict == "retained";
-    summary.bounded_sites += s.verdict == "bounded";
   }
   if (!report.sites.empty()) {
     summary.verdict = report.sites.front().verdict;
@@ -113,9 +132,9 @@ void fill_findings(Report& report, const Recording& rec, const Diagnosis& diagno
 
 void fill_report(Report& report, const Recording& recording, const ClassifierOptions& options,
                  const std::vector<AllocatorStats>& stats, const SiteStack& stack, const FrameResolver& resolve,
-                 const std::string& focus) {
+                 const std::string& focus, std::size_t max_sites) {
   fill_totals(report, recording, stats);
-  fill_findings(report, recording, classify(recording, options), stack, resolve, focus);
+  fill_findings(report, recording, classify(recording, options), stack, resolve, focus, max_sites);
 }
 
 void fill_untracked_totals(Report& report, const std::vector<AllocatorInfo>& allocators,

@@ -85,6 +85,9 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(MemcheckFigures, lost_bytes, lost_blocks, pos
                                    still_reachable_bytes, suppressed_bytes, definitely_lost_bytes,
                                    indirectly_lost_bytes, errors, tleak_host_leaked_bytes,
                                    tleak_device_leaked_bytes, agrees, agreement)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(OmittedSites, sites, allocations, frees, bytes_allocated,
+                                   largest_peak_live_bytes, final_live_bytes, reachable_at_exit_bytes,
+                                   unjudged_at_exit_bytes)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SiteReport, id, verdict, reason, label, allocator,
                                                 frames, allocations, frees, bytes_allocated,
                                                 peak_live_bytes, final_live_bytes, leaked_bytes,
@@ -92,6 +95,26 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SiteReport, id, verdict, reason, label, alloc
                                                 reachable_at_exit_blocks, unjudged_at_exit_bytes,
                                                 unjudged_at_exit_blocks, growth, retained,
                                                 live_bytes_at_samples)
+
+namespace {
+
+// Everything but the sites (the file writer writes those itself).
+nlohmann::json to_json_without_sites(const Report& r) {
+  return {{"schema", r.schema},
+          {"run", r.run},
+          {"summary", r.summary},
+          {"totals", r.totals},
+          {"total_growth", r.total_growth},
+          {"total_retained", r.total_retained},
+          {"thresholds", r.thresholds},
+          {"timeline", r.timeline},
+          {"sites", nlohmann::json::array()},
+          {"omitted_sites", r.omitted_sites},
+          {"notes", r.notes},
+          {"memcheck", r.memcheck}};
+}
+
+}  // namespace
 
 nlohmann::json to_json(const Report& r) {
   return {{"schema", r.schema},
@@ -103,6 +126,7 @@ nlohmann::json to_json(const Report& r) {
           {"thresholds", r.thresholds},
           {"timeline", r.timeline},
           {"sites", r.sites},
+          {"omitted_sites", r.omitted_sites},
           {"notes", r.notes},
           {"memcheck", r.memcheck}};
 }
@@ -216,11 +240,7 @@ void append_site(std::string& out, const SiteReport& site, int indent,
 
 std::string report_file_text(const Report& report) {
   const int indent = report.sites.size() > kCompactSites ? -1 : 2;
-  nlohmann::json j = to_json(report.sites.empty() ? report : [&] {
-    Report copy = report;
-    copy.sites.clear();
-    return copy;
-  }());
+  nlohmann::json j = to_json_without_sites(report);
   j["sites"] = "\u0001sites\u0001";
   const std::string text = j.dump(indent);
   static const std::string kPlaceholder = "\"\\u0001sites\\u0001\"";
@@ -257,6 +277,7 @@ Report report_from_json(const nlohmann::json& j) {
     j.at("thresholds").get_to(r.thresholds);
     j.at("timeline").get_to(r.timeline);
     j.at("sites").get_to(r.sites);
+    j.at("omitted_sites").get_to(r.omitted_sites);
     if (j.contains("notes")) j.at("notes").get_to(r.notes);
     if (j.contains("memcheck")) j.at("memcheck").get_to(r.memcheck);
   } catch (const nlohmann::json::exception& e) {

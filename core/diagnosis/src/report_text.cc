@@ -58,6 +58,10 @@ std::string render_text(const Report& r, std::size_t max_sites) {
     }
   }
   if (r.sites.size() > max_sites) out << "  ... " << r.sites.size() - max_sites << " more in the JSON report\n";
+  if (r.omitted_sites.sites > 0) {
+    out << "  ... and " << r.omitted_sites.sites << " smaller bounded sites added up in the report (largest peak "
+        << bytes(static_cast<double>(r.omitted_sites.largest_peak_live_bytes)) << ")\n";
+  }
   for (const std::string& note : r.notes) out << "note: " << note << "\n";
   return out.str();
 }

@@ -83,6 +83,8 @@ struct SiteFinding {
   std::int64_t unfreed_blocks = 0;
   GrowthFigures growth;
   RetainedFigures retained;
+  // At each timeline sample; empty when every sample equals final_live_bytes (most sites of a
+  // program, which allocate once and keep it).
   std::vector<std::int64_t> mark_live_bytes;
 };
 

@@ -14,7 +14,8 @@ namespace tleak::diagnosis {
 
 class PointTimeline {
  public:
-  explicit PointTimeline(std::size_t max_points) : diff_(std::max<std::size_t>(max_points, 4), 0) {}
+  // Takes no memory until the first add: a program can have hundreds of thousands of sites.
+  explicit PointTimeline(std::size_t max_points) : max_points_(std::max<std::size_t>(max_points, 4)) {}
 
   // Adds `amount` at every point t >= from.
   void add_from(std::uint64_t from, std::int64_t amount) {
@@ -34,6 +35,7 @@ class PointTimeline {
   // Largest value at any point up to and including `until`.
   std::int64_t peak(std::uint64_t until) const {
     std::int64_t value = 0, best = 0;
+    if (diff_.empty()) return 0;
     const std::uint64_t last = std::min<std::uint64_t>(until / width_, diff_.size() - 1);
     for (std::uint64_t i = 0; i <= last; ++i) {
       value += diff_[i];
@@ -45,6 +47,7 @@ class PointTimeline {
   std::vector<std::int64_t> values(std::uint64_t until) const {
     std::vector<std::int64_t> out;
     std::int64_t value = 0;
+    if (diff_.empty()) return std::vector<std::int64_t>(std::min<std::uint64_t>(until / width_, max_points_ - 1) + 1, 0);
     const std::uint64_t last = std::min<std::uint64_t>(until / width_, diff_.size() - 1);
     for (std::uint64_t i = 0; i <= last; ++i) out.push_back(value += diff_[i]);
     return out;
@@ -54,6 +57,10 @@ class PointTimeline {
   std::uint64_t resolution() const { return width_; }
   // Spreads this timeline to at least `width` spacing, so two timelines can be compared pointwise.
   void widen_to(std::uint64_t width) {
+    if (diff_.empty()) {
+      width_ = std::max(width_, width);
+      return;
+    }
     while (width_ < width) halve();
   }
 
@@ -61,6 +68,7 @@ class PointTimeline {
   std::uint64_t ceil_index(std::uint64_t t) const { return (t + width_ - 1) / width_; }
 
   void add_at_index(std::uint64_t index, std::int64_t amount) {
+    if (diff_.empty()) diff_.assign(max_points_, 0);
     while (index >= diff_.size()) {
       halve();
       // The same boundary at the new width: ceil(i / 2) keeps both add_from's and add_after's
@@ -84,6 +92,7 @@ class PointTimeline {
     width_ *= 2;
   }
 
+  std::size_t max_points_;
   std::vector<std::int64_t> diff_;
   std::uint64_t width_ = 1;
 };

@@ -21,6 +21,9 @@ namespace tleak::diagnosis {
 
 struct RecorderLimits {
   std::size_t max_mark_samples = 512;   // per series; thinned beyond
+  // Per-site op-clock timelines (dead bytes, the peak freed-at-last-use): only a source that
+  // reports uses needs them (a program's agent does not).
+  bool site_timelines = true;
   std::size_t site_points = 512;        // op-clock points per site timeline
   std::size_t total_points = 4096;      // op-clock points for the whole-run timeline
 };
@@ -53,8 +56,20 @@ struct SiteRecord {
   std::uint64_t drag_weight_bytes = 0;
   PointTimeline live;
   PointTimeline dead;
-  std::vector<std::int64_t> mark_live_bytes;  // aligned with Recording::marks
-  std::int64_t last_mark_live_bytes = 0;      // at the last iteration mark, kept in marks or not
+  // Live bytes at the kept marks, stored only once they vary (most sites of a program never do):
+  // while `mark_live_bytes` is empty the site read 0 at every kept mark before `first_mark` and
+  // `flat_value` at every one from it on. series() gives the values either way.
+  std::vector<std::int64_t> mark_live_bytes;
+  std::size_t first_mark = 0;
+  std::int64_t flat_value = 0;
+  bool varies = false;
+  bool dirty = false;                    // live bytes changed since the last kept mark
+  std::int64_t last_mark_live_bytes = 0;  // at the last iteration mark, kept in marks or not
+
+  // Aligned with Recording::marks (`marks` of them).
+  std::vector<std::int64_t> series(std::size_t marks) const;
+  // Whether series() is the same value at every mark.
+  bool flat() const { return !varies && first_mark == 0; }
 
   SiteRecord(SiteId id, std::size_t points) : site(id), live(points), dead(points) {}
 };
@@ -133,7 +148,11 @@ class Recorder final : public EventSink {
   const RecorderLimits limits_;
   // Taken inside the tracker's lock on every allocation and free: a spin lock, like the tracker's.
   mutable detail::SpinLock lock_;
+  void touch(SiteRecord& s);
+
   Recording recording_;
+  std::vector<std::uint32_t> dirty_;   // sites whose live bytes changed since the last kept mark
+  std::vector<std::uint32_t> varying_;  // sites whose series is stored value by value
   std::vector<std::int64_t> allocator_live_bytes_;
   std::int64_t live_bytes_ = 0;
   std::int64_t live_blocks_ = 0;

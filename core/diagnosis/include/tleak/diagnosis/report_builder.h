@@ -22,9 +22,12 @@ using FrameResolver = std::function<Frame(std::uintptr_t)>;
 // `stats`: the allocators' own figures in AllocatorId order, or empty when the source has none
 // (a program's malloc): rounded and reserved bytes are then reported as the live ones. `focus`:
 // a path prefix that marks the user's code for site labels (site_label).
+// `max_sites`: bounded sites past this many (the smallest peaks) are added up in omitted_sites
+// instead of listed; leak, growth and retained sites always are.
+inline constexpr std::size_t kDefaultMaxSites = 10000;
 void fill_report(Report& report, const Recording& recording, const ClassifierOptions& options,
                  const std::vector<AllocatorStats>& stats, const SiteStack& stack, const FrameResolver& resolve,
-                 const std::string& focus = "");
+                 const std::string& focus = "", std::size_t max_sites = kDefaultMaxSites);
 
 // The untracked baseline: only the allocators' own figures.
 void fill_untracked_totals(Report& report, const std::vector<AllocatorInfo>& allocators,
