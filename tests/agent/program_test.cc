@@ -334,6 +334,85 @@ TEST_F(ProgramRun, PythonThreadsAllocatingWhileTheMainThreadMarks) {
   EXPECT_TRUE(worker_seen);
 }
 
+// PyTorch (Debian's python3-torch, installed by scripts/setup unless TLEAK_SKIP_TORCH=1): each
+// classic pattern, leaky and fixed, judged and placed at the script's own line.
+class TorchRun : public ProgramRun {
+ protected:
+  void SetUp() override {
+    static const bool has_torch = run_process(TLEAK_PYTHON, {"-c", "import torch"}).exit_code == 0;
+    if (!has_torch) GTEST_SKIP() << "python3-torch is not installed (scripts/setup installs it)";
+    ProgramRun::SetUp();
+  }
+  std::string script(const std::string& name) const {
+    return std::string(TLEAK_SOURCE_DIR) + "/tests/programs/torch/" + name + ".py";
+  }
+  double total_growth() const {
+    double total = 0;
+    for (const Json& s : report_["sites"]) {
+      if (s["verdict"] == "growth") total += s["growth"]["slope_bytes_per_iteration"].get<double>();
+    }
+    return total;
+  }
+  std::string line(const std::string& name, const std::string& marker) const {
+    return "torch/" + name + ".py:" + std::to_string(line_of("torch/" + name + ".py", marker));
+  }
+};
+
+TEST_F(TorchRun, LossSummedAcrossStepsKeepsEveryGraph) {
+  ASSERT_EQ(tleak_run({}, {TLEAK_PYTHON, script("loss_accumulated"), "leaky"}).exit_code, 0);
+  EXPECT_EQ(report_["summary"]["verdict"], "growth");
+  const std::string top = report_["sites"][0]["label"];
+  EXPECT_EQ(top, "loss_accumulated.py:" + std::to_string(line_of("torch/loss_accumulated.py", "LOSS")) + " in <module>");
+  EXPECT_GT(total_growth(), 2048.0);
+  ASSERT_EQ(tleak_run({}, {TLEAK_PYTHON, script("loss_accumulated"), "fixed"}).exit_code, 0);
+  EXPECT_EQ(report_["summary"]["growth_sites"], 0) << report_["summary"]["sentence"];
+}
+
+TEST_F(TorchRun, OutputsKeptWithTheirGraphGrowByTheGraph) {
+  ASSERT_EQ(tleak_run({}, {TLEAK_PYTHON, script("outputs_kept"), "leaky"}).exit_code, 0);
+  EXPECT_EQ(report_["summary"]["verdict"], "growth");
+  EXPECT_EQ(report_["sites"][0]["label"],
+            "outputs_kept.py:" + std::to_string(line_of("torch/outputs_kept.py", "OUTPUT")) + " in <module>");
+  const double with_graph = total_growth();
+  EXPECT_GT(with_graph, 128.0 * 1024);  // the hidden layer's activations kept for backward
+  // Detached, each step keeps only its 128 x 8 float output (4 KiB), and the list grows by it.
+  ASSERT_EQ(tleak_run({}, {TLEAK_PYTHON, script("outputs_kept"), "fixed"}).exit_code, 0);
+  EXPECT_NEAR(total_growth(), 4096.0, 512.0);
+  EXPECT_LT(total_growth() * 20, with_graph);
+}
+
+TEST_F(TorchRun, ATraceCachedPerNewShapeGrows) {
+  ASSERT_EQ(tleak_run({}, {TLEAK_PYTHON, script("retrace_shapes"), "leaky"}).exit_code, 0);
+  EXPECT_EQ(report_["summary"]["verdict"], "growth");
+  bool at_trace = false;
+  for (const Json& s : report_["sites"]) {
+    at_trace = at_trace || (s["verdict"] == "growth" &&
+                            s["label"] == "retrace_shapes.py:" + std::to_string(line_of("torch/retrace_shapes.py", "TRACE")) + " in run");
+  }
+  EXPECT_TRUE(at_trace);
+  ASSERT_EQ(tleak_run({}, {TLEAK_PYTHON, script("retrace_shapes"), "fixed"}).exit_code, 0);
+  EXPECT_EQ(report_["summary"]["growth_sites"], 0) << report_["summary"]["sentence"];
+}
+
+TEST_F(ProgramRun, ANativeBufferDroppedThroughCtypesIsATrueLeak) {
+  const std::string script = std::string(TLEAK_SOURCE_DIR) + "/tests/programs/torch/ctypes_buffer.py";
+  const std::string label = "ctypes_buffer.py:" + std::to_string(line_of("torch/ctypes_buffer.py", "BUFFER")) + " in <module>";
+  // With Python's own allocator for its objects, the freed int objects that held the addresses
+  // keep them in pymalloc's arenas (roots): some buffers read as reachable. With
+  // PYTHONMALLOC=malloc, every one of the 50 is found.
+  ASSERT_EQ(tleak_run({}, {"/usr/bin/env", "PYTHONMALLOC=malloc", TLEAK_PYTHON, script, "leaky"}).exit_code, 0);
+  EXPECT_EQ(report_["summary"]["verdict"], "leak");
+  EXPECT_EQ(report_["sites"][0]["label"], label);
+  EXPECT_EQ(report_["sites"][0]["leaked_bytes"], 50 * 4096);
+  ASSERT_EQ(tleak_run({}, {TLEAK_PYTHON, script, "leaky"}).exit_code, 0);
+  EXPECT_EQ(report_["summary"]["verdict"], "leak");
+  EXPECT_EQ(report_["sites"][0]["label"], label);
+  EXPECT_GE(report_["sites"][0]["leaked_bytes"].get<std::int64_t>(), 4096);
+  ASSERT_EQ(tleak_run({}, {TLEAK_PYTHON, script, "fixed"}).exit_code, 0);
+  EXPECT_EQ(report_["totals"]["leaked_bytes"], 0);
+  EXPECT_NE(report_["summary"]["verdict"], "leak");
+}
+
 // One line on stderr, exit 2, no report.
 void expect_refused(const tleak::testing::ProcessResult& r, const std::string& words, const std::string& report) {
   EXPECT_EQ(r.exit_code, 2) << r.err;
