@@ -1,4 +1,7 @@
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <iostream>
 #include <exception>
 #include <map>
 #include <string>
@@ -65,7 +68,14 @@ int main(int argc, char** argv) {
       if (!trailing_command().empty() && sub->get_name() != "run") {
         throw UsageError(sub->get_name() + " takes no command after --; only run does");
       }
-      return command();
+      const int code = command();
+      // Data that never reached stdout (a full disk, a closed pipe) is a failure, not a success.
+      std::cout.flush();
+      if (!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout)) {
+        std::fprintf(stderr, "tleak: cannot write to standard output: %s\n", std::strerror(errno));
+        return kExitUsage;
+      }
+      return code;
     }
   } catch (const UsageError& e) {
     std::fprintf(stderr, "tleak: %s\n", e.what());

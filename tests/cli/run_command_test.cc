@@ -1,6 +1,9 @@
 // tleak run as a user runs it: a separate process, asserting on its exit code, stdout and stderr.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -213,6 +216,75 @@ TEST(RunCommand, OutputIntoADirectoryIsRefusedBeforeRunning) {
   const ProcessResult r = tleak({"run", "clean-loop", "--output", dir.file("")});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("it is a directory"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace tleak
+
+namespace tleak {
+namespace {
+
+// -o never replaces what is not a regular file, follows a link to the file it names, and gives a
+// new report the permissions the umask allows; a failed stdout is an error.
+TEST(RunOutput, SpecialFilesAreWrittenThroughLinksFollowedUmaskKept) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("tleak-output-test-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+
+  struct stat before{}, after{};
+  ASSERT_EQ(stat("/dev/null", &before), 0);
+  EXPECT_EQ(testing::run_process(TLEAK_BINARY, {"run", "append-loop", "-o", "/dev/null"}).exit_code, 0);
+  ASSERT_EQ(stat("/dev/null", &after), 0);
+  EXPECT_TRUE(S_ISCHR(after.st_mode));
+  EXPECT_EQ(before.st_rdev, after.st_rdev);
+
+  const std::string fifo = (dir / "fifo").string();
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  const int reader = open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
+  ASSERT_GE(reader, 0);
+  const auto r = testing::run_process(TLEAK_BINARY, {"run", "clean-loop", "-o", fifo, "--format", "text"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  char head[16] = {};
+  EXPECT_GT(read(reader, head, sizeof head - 1), 0);
+  EXPECT_EQ(std::string(head).substr(0, 1), "{");
+  close(reader);
+  EXPECT_TRUE(std::filesystem::is_fifo(fifo));
+
+  const std::string target = (dir / "target.json").string(), link = (dir / "link.json").string();
+  std::ofstream(target) << "old\n";
+  chmod(target.c_str(), 0600);
+  std::filesystem::create_symlink(target, link);
+  EXPECT_EQ(testing::run_process(TLEAK_BINARY, {"run", "append-loop", "-o", link}).exit_code, 0);
+  EXPECT_TRUE(std::filesystem::is_symlink(link));
+  EXPECT_NE(std::ifstream(target).get(), 'o');  // replaced by the report
+  ASSERT_EQ(stat(target.c_str(), &after), 0);
+  EXPECT_EQ(after.st_mode & 0777, 0600u);  // a replaced file keeps its permissions
+
+  const mode_t old_mask = umask(027);
+  const std::string fresh = (dir / "fresh.json").string();
+  EXPECT_EQ(testing::run_process(TLEAK_BINARY, {"run", "append-loop", "-o", fresh}).exit_code, 0);
+  umask(old_mask);
+  ASSERT_EQ(stat(fresh.c_str(), &after), 0);
+  EXPECT_EQ(after.st_mode & 0777, 0640u);
+
+  // stdout on a full device: one line, exit 2.
+  const int full = open("/dev/full", O_WRONLY);
+  if (full >= 0) {
+    const int saved = dup(STDOUT_FILENO);
+    pid_t pid = fork();
+    if (pid == 0) {
+      dup2(full, STDOUT_FILENO);
+      execl(TLEAK_BINARY, TLEAK_BINARY, "run", "append-loop", static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 2);
+    close(saved);
+    close(full);
+  }
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
