@@ -1,6 +1,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <filesystem>
 #include <cstdio>
@@ -221,6 +222,7 @@ Command add_run_command(CLI::App& app) {
                   "With -- COMMAND: the signal that, sent to tleak, writes a snapshot report (default USR2)");
 
   return [args] {
+    if (args->scale_given && !std::isfinite(args->scale)) throw UsageError("--scale: not a finite number");
     if (!trailing_command().empty()) return run_program_command(*args);
     if (args->scenario.empty()) {
       throw UsageError("run: name a scenario (tleak list) or a program after -- (tleak run -- COMMAND ARGS...)");

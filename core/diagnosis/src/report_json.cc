@@ -3,6 +3,7 @@
 #include "tleak/diagnosis/report_summary.h"
 
 #include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <unordered_map>
 #include <fstream>
@@ -304,12 +305,20 @@ ClassifierOptions thresholds_with_overrides(const std::vector<std::string>& over
     } catch (const std::exception&) {
       used = 0;
     }
-    if (used == 0 || used != text.size() || value < 0) {
-      throw ReportError("threshold " + name + ": '" + text + "' is not a non-negative number");
+    if (used == 0 || used != text.size() || !std::isfinite(value) || value < 0) {
+      throw ReportError("threshold " + name + ": '" + text.substr(0, 64) + "' is not a finite non-negative number");
     }
+    // Shares and ratios are between 0 and 1; counts and bytes are whole and far from overflowing.
+    const bool share = name.find("fraction") != std::string::npos || name.find("confidence") != std::string::npos ||
+                       name.find("share") != std::string::npos || name.find("ratio") != std::string::npos;
+    if (share && value > 1) throw ReportError("threshold " + name + ": " + text.substr(0, 64) + " is above 1");
     if (j[name].is_number_integer() || j[name].is_number_unsigned()) {
+      if (value != std::floor(value) || value > 1e15) {
+        throw ReportError("threshold " + name + ": " + text.substr(0, 64) + " is not a whole number up to 10^15");
+      }
       j[name] = static_cast<std::int64_t>(value);
     } else {
+      if (value > 1e15) throw ReportError("threshold " + name + ": " + text.substr(0, 64) + " is above 10^15");
       j[name] = value;
     }
   }
