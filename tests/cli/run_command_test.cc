@@ -295,7 +295,7 @@ namespace {
 
 // Numbers from outside are range-checked: nothing overflows into a negative limit.
 TEST(RunNumbers, OutOfRangeThresholdsAndScalesAreRefused) {
-  for (const std::string& bad : {"growth_min_rise_bytes=1e30", "growth_min_rise_bytes=nan", "leak_min_bytes=9.3e18",
+  for (const std::string bad : {"growth_min_rise_bytes=1e30", "growth_min_rise_bytes=nan", "leak_min_bytes=9.3e18",
                                  "growth_min_confidence=2", "retained_min_drag_share=inf", "leak_min_bytes=1.5"}) {
     const auto r = testing::run_process(TLEAK_BINARY, {"run", "append-loop", "--threshold", bad});
     EXPECT_EQ(r.exit_code, 2) << bad;
