@@ -187,7 +187,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{{"run"}, "scenario"},
         BadInput{{"run", "clean-loop", "--threshold", "speed=3"}, "unknown threshold 'speed'"},
         BadInput{{"run", "clean-loop", "--threshold", "leak_min_bytes=lots"},
-                 "threshold leak_min_bytes: 'lots' is not a non-negative number"},
+                 "threshold leak_min_bytes: 'lots' is not a finite non-negative number"},
         BadInput{{"frobnicate"}, "unknown command 'frobnicate'; commands: list, explain, run"},
         BadInput{{"explain", "nope"}, "unknown scenario 'nope'"},
         // Scale 100 asks for a 100,000 x 100,000 device tensor: a clear refusal, not a crash.

@@ -106,8 +106,19 @@ std::string summary_sentence(const SiteReport& site, const Report& report) {
                   static_cast<long long>(report.totals.leaked_blocks), report.totals.leaked_blocks == 1 ? "" : "s",
                   site.label.c_str());
   } else if (site.verdict == "growth") {
-    std::snprintf(text, sizeof text, "growth: +%s per iteration at %s",
-                  format_bytes(site.growth.slope_bytes_per_iteration).c_str(), site.label.c_str());
+    // Several growing sites: the sentence gives their sum, so it never understates the growth.
+    double total = 0;
+    for (const SiteReport& s : report.sites) {
+      if (s.verdict == "growth") total += s.growth.slope_bytes_per_iteration;
+    }
+    if (report.summary.growth_sites > 1) {
+      std::snprintf(text, sizeof text, "growth: +%s per iteration in %llu sites, the most (+%s) at %s",
+                    format_bytes(total).c_str(), static_cast<unsigned long long>(report.summary.growth_sites),
+                    format_bytes(site.growth.slope_bytes_per_iteration).c_str(), site.label.c_str());
+    } else {
+      std::snprintf(text, sizeof text, "growth: +%s per iteration at %s",
+                    format_bytes(site.growth.slope_bytes_per_iteration).c_str(), site.label.c_str());
+    }
   } else if (site.verdict == "retained") {
     std::snprintf(text, sizeof text, "retained: %s held after last use (drag up to %llu ops, %llu iterations) at %s",
                   format_bytes(static_cast<double>(site.retained.peak_dead_bytes)).c_str(),
