@@ -99,6 +99,13 @@ std::string snapshot_file(const std::string& output, const std::string& program,
 
 int exit_code_for(const diagnosis::Report& report, const std::string& fail_on) {
   if (fail_on.empty()) return kExitClean;
+  // A gate on growth cannot pass on a run too short to measure it.
+  if ((fail_on == "growth" || fail_on == "any") && !report.total_growth.assessed) {
+    std::fprintf(stderr, "tleak: --fail-on %s: growth was not assessed (%llu iterations; at least %llu needed)\n",
+                 fail_on.c_str(), static_cast<unsigned long long>(report.run.iterations),
+                 static_cast<unsigned long long>(diagnosis::iterations_needed_for_growth(report.thresholds)));
+    return kExitFinding;
+  }
   const auto& s = report.summary;
   const bool fail = (fail_on == "any" && (s.leak_sites + s.growth_sites + s.retained_sites) > 0) ||
                     (fail_on == "leak" && s.leak_sites > 0) || (fail_on == "growth" && s.growth_sites > 0) ||

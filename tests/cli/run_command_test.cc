@@ -309,3 +309,23 @@ TEST(RunNumbers, OutOfRangeThresholdsAndScalesAreRefused) {
 
 }  // namespace
 }  // namespace tleak
+
+namespace tleak {
+namespace {
+
+// Too few iterations to assess growth: the report says so, and a growth gate does not pass.
+TEST(RunShort, GrowthNotAssessedIsSaidAndFailsAGrowthGate) {
+  const auto r = testing::run_process(TLEAK_BINARY, {"run", "append-loop", "--iterations", "5", "--fail-on", "growth"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("growth was not assessed (5 iterations; at least 6 needed)"), std::string::npos) << r.err;
+  const nlohmann::json report = nlohmann::json::parse(r.out);
+  EXPECT_FALSE(report["total_growth"]["assessed"]);
+  EXPECT_NE(report["summary"]["sentence"].get<std::string>().find("growth not assessed"), std::string::npos);
+  for (const auto& site : report["sites"]) {
+    EXPECT_EQ(site["reason"].get<std::string>().find("no trend"), std::string::npos) << site["reason"];
+  }
+  EXPECT_EQ(testing::run_process(TLEAK_BINARY, {"run", "append-loop", "--iterations", "6", "--fail-on", "leak"}).exit_code, 0);
+}
+
+}  // namespace
+}  // namespace tleak

@@ -112,6 +112,15 @@ GrowthFigures fit_growth(const std::vector<std::uint64_t>& iterations,
   return g;
 }
 
+std::uint64_t iterations_needed_for_growth(const ClassifierOptions& options) {
+  for (std::uint64_t n = 1; n < 1'000'000; ++n) {
+    const auto warmup = std::max<std::uint64_t>(
+        options.min_warmup_iterations, static_cast<std::uint64_t>(std::ceil(options.warmup_fraction * static_cast<double>(n))));
+    if (n > warmup && n - warmup >= std::max<std::size_t>(options.min_growth_samples, 3)) return n;
+  }
+  return 1'000'000;
+}
+
 namespace {
 
 bool is_growth(const GrowthFigures& g, const ClassifierOptions& o) {
@@ -131,7 +140,7 @@ std::string growth_reason(const GrowthFigures& g) {
                 static_cast<unsigned long long>(g.last_iteration), g.confidence);
 }
 
-std::string bounded_reason(const SiteFinding& f, RunEnd end) {
+std::string bounded_reason(const SiteFinding& f, RunEnd end, const ClassifierOptions& options) {
   if (f.growth.plateau_iteration) {
     return printf_string("rose by %s, then flat from iteration %llu (plateau at %s)",
                   bytes(static_cast<double>(f.growth.rise_bytes)).c_str(),
@@ -142,6 +151,13 @@ std::string bounded_reason(const SiteFinding& f, RunEnd end) {
   if (f.unfreed_bytes > 0) {
     left = bytes(static_cast<double>(f.unfreed_bytes)) +
            (end == RunEnd::kExitScan ? " still reachable at exit" : " not freed when the program ended (not scanned)");
+  }
+  if (!f.growth.assessed) {
+    // Too few iterations to tell growth from a peak: say so, never "no trend".
+    return printf_string("peak %s live, %s; growth not assessed (%llu samples after warm-up; at least %llu iterations needed)",
+                         bytes(static_cast<double>(f.peak_live_bytes)).c_str(), left.c_str(),
+                         static_cast<unsigned long long>(f.growth.samples),
+                         static_cast<unsigned long long>(iterations_needed_for_growth(options)));
   }
   return printf_string("peak %s live, %s; no trend across iterations",
                        bytes(static_cast<double>(f.peak_live_bytes)).c_str(), left.c_str());
@@ -236,7 +252,7 @@ Diagnosis classify(const Recording& rec, const ClassifierOptions& options) {
                     static_cast<unsigned long long>(f.retained.drag_iterations_max));
     } else {
       f.verdict = Verdict::kBounded;
-      f.reason = bounded_reason(f, rec.end);
+      f.reason = bounded_reason(f, rec.end, options);
     }
     d.sites.push_back(std::move(f));
   }

@@ -124,6 +124,12 @@ std::string summary_sentence(const SiteReport& site, const Report& report) {
                   format_bytes(static_cast<double>(site.retained.peak_dead_bytes)).c_str(),
                   static_cast<unsigned long long>(site.retained.drag_ops_max),
                   static_cast<unsigned long long>(site.retained.drag_iterations_max), site.label.c_str());
+  } else if (!report.total_growth.assessed) {
+    std::snprintf(text, sizeof text, "bounded: peak %s live, nothing leaked; growth not assessed (%llu iterations; "
+                  "at least %llu needed); largest site %s",
+                  format_bytes(static_cast<double>(report.totals.peak_live_bytes)).c_str(),
+                  static_cast<unsigned long long>(report.run.iterations),
+                  static_cast<unsigned long long>(iterations_needed_for_growth(report.thresholds)), site.label.c_str());
   } else {
     std::snprintf(text, sizeof text, "bounded: peak %s live, nothing leaked; largest site %s",
                   format_bytes(static_cast<double>(report.totals.peak_live_bytes)).c_str(), site.label.c_str());

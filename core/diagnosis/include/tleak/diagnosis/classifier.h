@@ -101,4 +101,7 @@ GrowthFigures fit_growth(const std::vector<std::uint64_t>& iterations,
 
 Diagnosis classify(const Recording& recording, const ClassifierOptions& options);
 
+// The fewest iteration marks with which growth can be assessed (enough samples after warm-up).
+std::uint64_t iterations_needed_for_growth(const ClassifierOptions& options);
+
 }  // namespace tleak::diagnosis
