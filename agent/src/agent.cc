@@ -227,7 +227,7 @@ std::uint32_t python_frame_id(ThreadBuffer* buffer, const PythonFrame& frame, Ne
   python_code_identity(frame.code, &file, &name);
   const std::uint64_t key[4] = {frame.code, frame.instruction, file, name};
   const std::uint64_t hash = SiteTable::hash(key, 4);
-  PythonCacheEntry& cached = buffer->python_cache[hash & (ThreadBuffer::kPythonCacheEntries - 1)];
+  PythonCacheEntry& cached = buffer->python_cache[(hash >> 1) & (ThreadBuffer::kPythonCacheEntries - 1)];
   if (cached.id != 0 && cached.code == frame.code && cached.instruction == frame.instruction && cached.file == file &&
       cached.name == name) {
     return cached.id;
@@ -307,7 +307,7 @@ void record_alloc(const void* address, std::size_t size) {
       words = mixed;
     }
     const std::uint64_t hash = SiteTable::hash(words, d);
-    SiteCacheEntry& cached = buffer->cache[hash & (ThreadBuffer::kCacheEntries - 1)];
+    SiteCacheEntry& cached = buffer->cache[(hash >> 1) & (ThreadBuffer::kCacheEntries - 1)];
     bool is_new = false;
     std::uint32_t site;
     if (cached.hash == hash) {

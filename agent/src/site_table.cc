@@ -27,7 +27,7 @@ std::uint32_t SiteTable::intern(const std::uint64_t* frames, std::uint32_t depth
                                 bool* is_new) {
   *is_new = false;
   lock_.lock();
-  std::uint64_t i = h & (kSlots - 1);
+  std::uint64_t i = (h >> 1) & (kSlots - 1);  // the low bit is always set (hash() never returns 0)
   for (;; i = (i + 1) & (kSlots - 1)) {
     Slot& slot = slots_[i];
     if (slot.site == 0) break;
