@@ -4,6 +4,7 @@
 #include <cmath>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -264,13 +265,25 @@ Command add_run_command(CLI::App& app) {
 
     diagnosis::Report report;
     if (args->valgrind) {
-      const std::string log = !args->output.empty()
-                                  ? args->output + ".memcheck.log"
-                                  : (std::filesystem::temp_directory_path() /
-                                     ("tleak-" + scenario.id + "-" + std::to_string(getpid()) + ".memcheck.log")).string();
+      // Memcheck writes into a directory only this user can enter (a predictable name in /tmp is
+      // a link another user could plant); with --output the log is then copied next to it.
+      std::string private_dir = (std::filesystem::temp_directory_path() / "tleak-memcheck-XXXXXX").string();
+      if (mkdtemp(private_dir.data()) == nullptr) throw UsageError("--valgrind: cannot create a private temporary directory");
+      const std::string log = private_dir + "/memcheck.log";
       try {
-        diagnosis::check_writable(log);
+        if (!args->output.empty()) diagnosis::check_writable(args->output + ".memcheck.log");
         report = diagnosis::run_under_memcheck(std::filesystem::read_symlink("/proc/self/exe").string(), child_arguments(*args), TLEAK_VALGRIND_SUPPRESSIONS, log);
+        if (!args->output.empty()) {
+          std::ifstream in(log, std::ios::binary);
+          const std::string text((std::istreambuf_iterator<char>(in)), {});
+          const std::string kept = args->output + ".memcheck.log";
+          diagnosis::write_file_atomically(kept, text);
+          for (std::string& note : report.notes) {
+            if (const auto at = note.find(log); at != std::string::npos) note.replace(at, log.size(), kept);
+          }
+          std::error_code ec;
+          std::filesystem::remove_all(private_dir, ec);
+        }
       } catch (const diagnosis::MemcheckError& e) {
         throw UsageError(e.what());
       } catch (const diagnosis::FileError& e) {

@@ -62,6 +62,16 @@ std::string find_valgrind() {
   throw MemcheckError("--valgrind: valgrind is not installed (on Debian: apt-get install valgrind)");
 }
 
+// Valgrind expands %p, %q{VAR} and %% in --log-file; a literal '%' in the path must be doubled.
+std::string escape_percent(const std::string& path) {
+  std::string out;
+  for (const char c : path) {
+    out += c;
+    if (c == '%') out += '%';
+  }
+  return out;
+}
+
 Report run_under_memcheck(const std::string& self, const std::vector<std::string>& run_args,
                           const std::string& suppressions, const std::string& log_path) {
   const std::string valgrind = find_valgrind();
@@ -72,7 +82,7 @@ Report run_under_memcheck(const std::string& self, const std::vector<std::string
   const std::string report_path = report_template;
 
   std::vector<std::string> args = {valgrind, "--tool=memcheck", "--leak-check=full", "--show-leak-kinds=definite,indirect,possible",
-                                   "--suppressions=" + suppressions, "--log-file=" + log_path, self, "run"};
+                                   "--suppressions=" + suppressions, "--log-file=" + escape_percent(log_path), self, "run"};
   args.insert(args.end(), run_args.begin(), run_args.end());
   args.insert(args.end(), {"--format", "json", "--output", report_path});
   std::vector<char*> argv;
