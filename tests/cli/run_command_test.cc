@@ -329,3 +329,22 @@ TEST(RunShort, GrowthNotAssessedIsSaidAndFailsAGrowthGate) {
 
 }  // namespace
 }  // namespace tleak
+
+namespace tleak {
+namespace {
+
+// memcheck's log: never at a predictable name in /tmp, and a '%' in --output's name is kept.
+TEST(RunValgrind, LogBesideTheOutputEvenWithPercentInItsName) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("tleak-valgrind-test-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string output = (dir / "run%p.json").string();
+  const auto r = testing::run_process(TLEAK_BINARY, {"run", "custom-op-scratch", "--valgrind", "-o", output});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(std::filesystem::exists(output + ".memcheck.log"));
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir), {}), 2);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace tleak
