@@ -264,3 +264,22 @@ TEST(Check, BaselinesAreWrittenThenCompared) {
 
 }  // namespace
 }  // namespace tleak
+
+namespace tleak {
+namespace {
+
+// A site that went bounded -> retained fails a retained gate even when its dead bytes did not grow.
+TEST(DiffGate, AWorseVerdictFailsItsKindsGate) {
+  const std::string dir = std::filesystem::temp_directory_path() / ("tleak-gate-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string fixed = dir + "/fixed.json", leaky = dir + "/leaky.json";
+  ASSERT_EQ(testing::run_process(TLEAK_BINARY, {"run", "traced-capture", "--variant", "fixed", "-o", fixed}).exit_code, 0);
+  ASSERT_EQ(testing::run_process(TLEAK_BINARY, {"run", "traced-capture", "-o", leaky}).exit_code, 0);
+  const auto r = testing::run_process(TLEAK_BINARY, {"diff", fixed, leaky, "--fail-on", "retained"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("bounded -> retained"), std::string::npos) << r.out;
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace tleak

@@ -24,14 +24,14 @@ constexpr double kSlopeTolerance = 0.05;
 
 void compare(SiteDelta& d, const std::string& label) {
   const bool in_a = !d.verdict_a.empty(), in_b = !d.verdict_b.empty();
-  const auto add = [&](RegressionKind kind, std::int64_t bytes, const std::string& what) {
-    d.regressions.push_back({kind, label + ": " + what, bytes});
+  const auto add = [&](RegressionKind kind, std::int64_t bytes, const std::string& what, bool verdict_worse = false) {
+    d.regressions.push_back({kind, label + ": " + what, bytes, verdict_worse});
   };
   if (in_b && (!in_a || severity(d.verdict_b) > severity(d.verdict_a))) {
     const std::string change = (in_a ? d.verdict_a : std::string("new site")) + " -> " + d.verdict_b;
-    if (d.verdict_b == "leak") add(RegressionKind::kLeak, d.leaked_b - d.leaked_a, change);
-    if (d.verdict_b == "growth") add(RegressionKind::kGrowth, static_cast<std::int64_t>(d.slope_b), change);
-    if (d.verdict_b == "retained") add(RegressionKind::kRetained, d.retained_peak_b - d.retained_peak_a, change);
+    if (d.verdict_b == "leak") add(RegressionKind::kLeak, d.leaked_b - d.leaked_a, change, true);
+    if (d.verdict_b == "growth") add(RegressionKind::kGrowth, static_cast<std::int64_t>(d.slope_b), change, true);
+    if (d.verdict_b == "retained") add(RegressionKind::kRetained, d.retained_peak_b - d.retained_peak_a, change, true);
   }
   if (in_a && in_b && severity(d.verdict_b) < severity(d.verdict_a)) {
     d.improvements.push_back(label + ": " + d.verdict_a + " -> " + d.verdict_b);
@@ -70,14 +70,35 @@ const char* to_string(RegressionKind kind) {
   return "peak";
 }
 
+void append_frame_loose_key(std::string& key, std::string_view function, std::string_view module) {
+  key += function;
+  key += '|';
+  key += module;
+  key += '\n';
+}
+
+void append_frame_key(std::string& key, std::string_view function, std::string_view module, std::string_view file,
+                      std::int64_t line) {
+  key += function;
+  key += '|';
+  key += module;
+  key += '|';
+  const auto slash = file.rfind('/');
+  key += slash == std::string_view::npos ? file : file.substr(slash + 1);
+  key += ':';
+  key += std::to_string(line);
+  key += '\n';
+}
+
 std::string site_key(const std::vector<Frame>& frames) {
   std::string key;
-  for (const Frame& f : frames) {
-    key += f.function;
-    key += '|';
-    key += f.module;
-    key += '\n';
-  }
+  for (const Frame& f : frames) append_frame_key(key, f.function, f.module, f.file, f.line);
+  return key;
+}
+
+std::string site_loose_key(const std::vector<Frame>& frames) {
+  std::string key;
+  for (const Frame& f : frames) append_frame_loose_key(key, f.function, f.module);
   return key;
 }
 
@@ -110,18 +131,50 @@ Diff diff_reports(const ReportSummary& a, const ReportSummary& b, bool force) {
     }
     return diff.sites[it->second];
   };
-  // Adds a site's figures to side A or B of its delta (sites with equal frames are summed).
-  const auto accumulate = [&](const SiteSummary& s, bool side_b) {
-    SiteDelta& d = slot(s);
-    (side_b ? d.verdict_b : d.verdict_a) = s.verdict;
+  // Adds a site's figures to side A or B of its delta (sites with equal frames are summed, and the
+  // merged verdict is the worst of them).
+  const auto add_to = [&](SiteDelta& d, const SiteSummary& s, bool side_b) {
+    std::string& verdict = side_b ? d.verdict_b : d.verdict_a;
+    if (verdict.empty() || severity(s.verdict) > severity(verdict)) verdict = s.verdict;
     (side_b ? d.peak_live_b : d.peak_live_a) += s.peak_live_bytes;
     (side_b ? d.final_live_b : d.final_live_a) += s.final_live_bytes;
     (side_b ? d.leaked_b : d.leaked_a) += s.leaked_bytes;
     (side_b ? d.slope_b : d.slope_a) += s.slope_bytes_per_iteration;
     (side_b ? d.retained_peak_b : d.retained_peak_a) += s.retained_peak_bytes;
   };
-  for (const SiteSummary& s : a.sites) accumulate(s, false);
-  for (const SiteSummary& s : b.sites) accumulate(s, true);
+  for (const SiteSummary& s : a.sites) add_to(slot(s), s, false);
+  // B's sites by exact frames first; what is left matches an A site by frames without lines when
+  // each is the only one of its kind left on its side (the code moved); else it is new.
+  std::vector<const SiteSummary*> unmatched_b;
+  for (const SiteSummary& s : b.sites) {
+    const auto it = index.find(s.key);
+    if (it != index.end()) {
+      add_to(diff.sites[it->second], s, true);
+    } else {
+      unmatched_b.push_back(&s);
+    }
+  }
+  std::unordered_map<std::string_view, std::vector<std::size_t>> a_alone;  // loose key -> A-only deltas
+  std::unordered_map<std::string_view, std::vector<const SiteSummary*>> b_alone;
+  std::unordered_map<std::string_view, std::string_view> loose_of_key;
+  for (const SiteSummary& s : a.sites) loose_of_key.emplace(s.key, s.loose_key);
+  for (const auto& [key, position] : index) {
+    if (diff.sites[position].verdict_b.empty()) a_alone[loose_of_key[key]].push_back(position);
+  }
+  for (const SiteSummary* s : unmatched_b) b_alone[s->loose_key].push_back(s);
+  for (const SiteSummary* s : unmatched_b) {
+    const auto candidates = a_alone.find(s->loose_key);
+    if (candidates != a_alone.end() && candidates->second.size() == 1 && b_alone[s->loose_key].size() == 1) {
+      add_to(diff.sites[candidates->second.front()], *s, true);
+    } else {
+      auto [it, fresh] = index.try_emplace(s->key, diff.sites.size());
+      if (fresh) {
+        diff.sites.emplace_back();
+        diff.sites.back().label = s->label;
+      }
+      add_to(diff.sites[it->second], *s, true);
+    }
+  }
   for (SiteDelta& d : diff.sites) {
     const bool in_a = !d.verdict_a.empty(), in_b = !d.verdict_b.empty();
     compare(d, d.label);
@@ -226,7 +279,8 @@ std::string render_text(const Diff& d, std::size_t max_sites) {
 bool fails(const Diff& diff, const FailPolicy& policy) {
   const std::int64_t limit = policy.max_increase.value_or(0);
   for (const Regression& r : diff.regressions()) {
-    if (std::find(policy.kinds.begin(), policy.kinds.end(), r.kind) != policy.kinds.end() && r.bytes > limit) return true;
+    const bool watched = std::find(policy.kinds.begin(), policy.kinds.end(), r.kind) != policy.kinds.end();
+    if (watched && ((r.verdict_worse && !policy.max_increase) || r.bytes > limit)) return true;
   }
   if (policy.max_increase && diff.totals.peak_live_b - diff.totals.peak_live_a > *policy.max_increase) return true;
   return false;

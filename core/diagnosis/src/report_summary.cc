@@ -68,8 +68,9 @@ ReportSummary summarize(const Report& r) {
                   r.totals.leaked_bytes, r.total_retained.peak_dead_bytes, r.total_growth.slope_bytes_per_iteration, {}};
   s.sites.reserve(r.sites.size());
   for (const SiteReport& site : r.sites) {
-    s.sites.push_back({site_key(site.frames), site.label, site.verdict, site.peak_live_bytes, site.final_live_bytes,
-                       site.leaked_bytes, site.growth.slope_bytes_per_iteration, site.retained.peak_dead_bytes});
+    s.sites.push_back({site_key(site.frames), site_loose_key(site.frames), site.label, site.verdict,
+                       site.peak_live_bytes, site.final_live_bytes, site.leaked_bytes,
+                       site.growth.slope_bytes_per_iteration, site.retained.peak_dead_bytes});
   }
   return s;
 }
@@ -110,10 +111,9 @@ ReportSummary read_report_summary(const std::string& path) {
       simdjson::dom::array frames;
       if (member(site, "frames", where).get(frames) != simdjson::SUCCESS) throw ReportError("malformed report: frames of " + where);
       for (const element frame : frames) {
-        out.key += text(frame, "function", where);
-        out.key += '|';
-        out.key += text(frame, "module", where);
-        out.key += '\n';
+        const std::string_view function = text(frame, "function", where), module = text(frame, "module", where);
+        append_frame_key(out.key, function, module, text(frame, "file", where), integer(frame, "line", where));
+        append_frame_loose_key(out.loose_key, function, module);
       }
       out.label = text(site, "label", where);
       out.verdict = text(site, "verdict", where);

@@ -25,6 +25,7 @@ struct Regression {
   RegressionKind kind;
   std::string what;      // one sentence naming the site and the change
   std::int64_t bytes;    // size of the change: bytes leaked, per-iteration growth, retained or peak bytes
+  bool verdict_worse = false;  // the site's verdict got worse: fails a gate on its kind at any size
 };
 
 struct SiteDelta {
@@ -69,8 +70,15 @@ class DiffError : public std::runtime_error {
 Diff diff_reports(const ReportSummary& a, const ReportSummary& b, bool force);
 // Reads both files (in parallel) and diffs them. Throws ReportError or DiffError.
 Diff diff_report_files(const std::string& a, const std::string& b, bool force);
-// The key a site is matched by: "function|module" of each frame, one per line.
+// The key a site is matched by: "function|module|file:line" of each frame, one per line.
 std::string site_key(const std::vector<Frame>& frames);
+// The same without lines: two sites that differ only in lines match on it when each is alone
+// (the code moved between builds).
+std::string site_loose_key(const std::vector<Frame>& frames);
+// One frame's part of each key (file name without directories: builds differ in where).
+void append_frame_key(std::string& key, std::string_view function, std::string_view module, std::string_view file,
+                      std::int64_t line);
+void append_frame_loose_key(std::string& key, std::string_view function, std::string_view module);
 
 nlohmann::json to_json(const Diff& diff);
 std::string render_text(const Diff& diff, std::size_t max_sites = 20);

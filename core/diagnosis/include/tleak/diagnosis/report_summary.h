@@ -14,7 +14,8 @@
 namespace tleak::diagnosis {
 
 struct SiteSummary {
-  std::string key;  // site_key(frames): function and module of every frame
+  std::string key;        // site_key(frames): function, module, file name and line of every frame
+  std::string loose_key;  // site_loose_key(frames): without lines, for code that moved
   std::string label;
   std::string verdict;
   std::int64_t peak_live_bytes = 0;
