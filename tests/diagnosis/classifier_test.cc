@@ -291,6 +291,24 @@ TEST(Recorder, HundredThousandIterationsKeepBoundedState) {
   EXPECT_NEAR(finding(d, kKept).growth.slope_bytes_per_iteration, 10.0, 0.5);
 }
 
+// Allocated and freed 100 times within one op: the freed-at-last-use figure never passes the peak.
+TEST(Recorder, IdealPeakNeverPassesThePeak) {
+  SyntheticRun run;
+  for (int round = 0; round < 3; ++round) {
+    run.tick();
+    for (int i = 0; i < 100; ++i) {
+      const auto b = run.allocate(kKept, 1000);
+      run.use(b);
+      run.free(b);
+    }
+    run.mark();
+  }
+  const Diagnosis d = run.classify();
+  EXPECT_EQ(finding(d, kKept).peak_live_bytes, 1000);
+  EXPECT_LE(finding(d, kKept).retained.peak_if_freed_at_last_use_bytes, 1000);
+  EXPECT_LE(d.total_retained.peak_if_freed_at_last_use_bytes, 1000);
+}
+
 // Past 512 marks samples are thinned: the first keeps its per-allocator figures (no self-move), and
 // final figures and the fit reach the last iteration, not the last kept sample.
 TEST(Recorder, ThinnedRunsKeepTheFirstSampleWholeAndEndAtTheLastIteration) {

@@ -41,7 +41,10 @@ RetainedFigures retained_figures(const SiteRecord& s, std::uint64_t end) {
   r.peak_dead_bytes = s.dead.peak(end);
   // Without uses nothing is dead before its free: the ideal peak is the peak itself (and a source
   // that reports no uses keeps no per-site timelines to compute it from).
-  r.peak_if_freed_at_last_use_bytes = s.blocks_with_uses == 0 ? s.peak_live_bytes : peak_ideal(s.live, s.dead, end);
+  // The op-clock timeline counts a block freed and another allocated within one op together: its
+  // figure can pass the event-exact peak, which bounds what freeing earlier could ever give.
+  r.peak_if_freed_at_last_use_bytes =
+      s.blocks_with_uses == 0 ? s.peak_live_bytes : std::min(peak_ideal(s.live, s.dead, end), s.peak_live_bytes);
   r.resolution_ops = std::max(s.live.resolution(), s.dead.resolution());
   return r;
 }
@@ -185,7 +188,8 @@ Diagnosis classify(const Recording& rec, const ClassifierOptions& options) {
     r.measured = std::any_of(rec.sites.begin(), rec.sites.end(),
                              [](const SiteRecord& s) { return s.blocks_with_uses > 0; });
     r.peak_dead_bytes = rec.total_dead.peak(rec.end_clock);
-    r.peak_if_freed_at_last_use_bytes = peak_ideal(rec.total_live, rec.total_dead, rec.end_clock);
+    r.peak_if_freed_at_last_use_bytes =
+        std::min(peak_ideal(rec.total_live, rec.total_dead, rec.end_clock), rec.peak_live_bytes);
     r.resolution_ops = std::max(rec.total_live.resolution(), rec.total_dead.resolution());
     double weighted = 0, weight = 0, lifetime = 0;
     for (const SiteRecord& s : rec.sites) {
