@@ -208,6 +208,16 @@ TEST_F(ProgramRun, OutputAndExitStatusAreTheProgramsOwn) {
   }
 }
 
+TEST_F(ProgramRun, ForksWhileOtherThreadsAllocateNeverHangAChild) {
+  for (int round = 0; round < 3; ++round) {
+    const auto started = std::chrono::steady_clock::now();
+    const auto r = tleak_run({}, {program("fork_under_threads")});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, "children ok: 50 of 50\n");
+    EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(60));
+  }
+}
+
 TEST_F(ProgramRun, AProgramThatExecsIsFollowedIntoItsNewImage) {
   const auto r = tleak_run({}, {"/bin/sh", "-c", "exec " + program("growth") + " leaky"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
