@@ -11,6 +11,19 @@
 #include "program_args.h"
 #include "tleak/allocator_error.h"
 
+namespace {
+
+// An error line as the terminal gets it: one line, control characters (from a file name, a
+// command's argument) shown as '?', and at most 1,000 characters however long what it quotes.
+std::string printable(const std::string& message) {
+  std::string out;
+  for (const char c : message.substr(0, 1000)) out += (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) ? '?' : c;
+  if (message.size() > 1000) out += "...";
+  return out;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   using namespace tleak::cli;
   CLI::App app("tleak: memory-leak diagnosis for tensor workloads", "tleak");
@@ -47,7 +60,7 @@ int main(int argc, char** argv) {
     known = known || (argc > 1 && sub->get_name() == argv[1]);
   }
   if (argc > 1 && argv[1][0] != '-' && !known) {
-    std::fprintf(stderr, "tleak: unknown command '%s'; commands: %s\n", argv[1], names.c_str());
+    std::fprintf(stderr, "tleak: unknown command '%s'; commands: %s\n", printable(argv[1]).c_str(), names.c_str());
     return kExitUsage;
   }
   try {
@@ -59,7 +72,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "tleak: %s (see tleak --help)\n", e.what());
+    std::fprintf(stderr, "tleak: %s (see tleak --help)\n", printable(e.what()).c_str());
     return kExitUsage;
   }
   try {
@@ -78,13 +91,13 @@ int main(int argc, char** argv) {
       return code;
     }
   } catch (const UsageError& e) {
-    std::fprintf(stderr, "tleak: %s\n", e.what());
+    std::fprintf(stderr, "tleak: %s\n", printable(e.what()).c_str());
     return kExitUsage;
   } catch (const tleak::AllocatorError& e) {
-    std::fprintf(stderr, "tleak: allocator error (%s): %s\n", tleak::to_string(e.kind()), e.what());
+    std::fprintf(stderr, "tleak: allocator error (%s): %s\n", tleak::to_string(e.kind()), printable(e.what()).c_str());
     return kExitUsage;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "tleak: %s\n", e.what());
+    std::fprintf(stderr, "tleak: %s\n", printable(e.what()).c_str());
     return kExitUsage;
   }
   return kExitUsage;

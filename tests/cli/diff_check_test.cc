@@ -1,7 +1,10 @@
 // tleak diff and tleak check as a user runs them.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <filesystem>
+#include <thread>
 #include <map>
 #include <set>
 #include <fstream>
@@ -278,6 +281,36 @@ TEST(DiffGate, AWorseVerdictFailsItsKindsGate) {
   const auto r = testing::run_process(TLEAK_BINARY, {"diff", fixed, leaky, "--fail-on", "retained"});
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_NE(r.out.find("bounded -> retained"), std::string::npos) << r.out;
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace tleak
+
+namespace tleak {
+namespace {
+
+// diff reads a FIFO (as `<(...)` gives it); error lines never carry control characters raw.
+TEST(DiffInput, ReadsAFifoAndPrintsNamesSafely) {
+  const std::string dir = std::filesystem::temp_directory_path() / ("tleak-fifo-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string report = dir + "/a.json", fifo = dir + "/fifo";
+  ASSERT_EQ(testing::run_process(TLEAK_BINARY, {"run", "append-loop", "-o", report}).exit_code, 0);
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  std::thread writer([&] {
+    std::ifstream in(report, std::ios::binary);
+    std::ofstream out(fifo, std::ios::binary);
+    out << in.rdbuf();
+  });
+  const auto r = testing::run_process(TLEAK_BINARY, {"diff", report, fifo});
+  writer.join();
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("0 regression"), std::string::npos) << r.out;
+
+  const auto bad = testing::run_process(TLEAK_BINARY, {"diff", report, dir + "/x\x1b[31my\nz"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(bad.err.find('\x1b'), std::string::npos) << bad.err;
+  EXPECT_EQ(std::count(bad.err.begin(), bad.err.end(), '\n'), 1) << bad.err;
   std::filesystem::remove_all(dir);
 }
 

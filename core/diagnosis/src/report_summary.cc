@@ -1,5 +1,10 @@
 #include "tleak/diagnosis/report_summary.h"
 
+#include <sys/stat.h>
+
+#include <fstream>
+#include <iterator>
+
 #include <simdjson.h>
 
 #include "tleak/diagnosis/diff.h"
@@ -77,7 +82,14 @@ ReportSummary summarize(const Report& r) {
 
 ReportSummary read_report_summary(const std::string& path) {
   simdjson::padded_string json;
-  if (simdjson::padded_string::load(path).get(json) != simdjson::SUCCESS) {
+  struct stat st{};
+  if (stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+    // A FIFO or a process substitution (<(...)): read it as a stream, once.
+    std::ifstream in(path, std::ios::binary);
+    const std::string text((std::istreambuf_iterator<char>(in)), {});
+    if (!in.good() && !in.eof()) throw ReportError(path + ": cannot read");
+    json = simdjson::padded_string(text);
+  } else if (simdjson::padded_string::load(path).get(json) != simdjson::SUCCESS) {
     throw ReportError(path + ": cannot open (missing or unreadable)");
   }
   simdjson::dom::parser parser;
