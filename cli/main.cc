@@ -1,4 +1,8 @@
+#include <signal.h>
+#include <unistd.h>
+
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -10,8 +14,18 @@
 #include "commands.h"
 #include "program_args.h"
 #include "tleak/allocator_error.h"
+#include "tleak/diagnosis/interruption.h"
 
 namespace {
+
+// SIGINT/SIGTERM: remove the report being written, pass the signal to the child tleak waits for,
+// then end as the signal asks. (A program run handles these itself: its report is still written.)
+void on_interrupt(int signal) {
+  if (const char* temp = tleak::diagnosis::temporary_file()) unlink(temp);
+  if (const pid_t child = tleak::diagnosis::waited_child(); child > 0) kill(child, signal);
+  ::signal(signal, SIG_DFL);
+  raise(signal);
+}
 
 // An error line as the terminal gets it: one line, control characters (from a file name, a
 // command's argument) shown as '?', and at most 1,000 characters however long what it quotes.
@@ -25,6 +39,7 @@ std::string printable(const std::string& message) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  for (const int s : {SIGINT, SIGTERM, SIGHUP}) std::signal(s, on_interrupt);
   using namespace tleak::cli;
   CLI::App app("tleak: memory-leak diagnosis for tensor workloads", "tleak");
   app.require_subcommand(1);

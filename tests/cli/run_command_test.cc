@@ -6,7 +6,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
+#include <thread>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -343,6 +345,49 @@ TEST(RunValgrind, LogBesideTheOutputEvenWithPercentInItsName) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(std::filesystem::exists(output + ".memcheck.log"));
   EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir), {}), 2);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace tleak
+
+namespace tleak {
+namespace {
+
+// SIGTERM to tleak --valgrind: memcheck is not left running, and no report (or part of one) is left.
+TEST(RunInterrupted, ValgrindChildEndsWithTleakAndNothingIsLeftBehind) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("tleak-interrupt-test-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string output = (dir / "r.json").string();
+  const pid_t tleak = fork();
+  if (tleak == 0) {
+    const int null = open("/dev/null", O_WRONLY);
+    dup2(null, STDOUT_FILENO);
+    dup2(null, STDERR_FILENO);
+    execl(TLEAK_BINARY, TLEAK_BINARY, "run", "jit-warmup-cache", "--valgrind", "-o", output.c_str(),
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  // Wait for memcheck to be running under it.
+  pid_t memcheck = 0;
+  for (int i = 0; i < 200 && memcheck == 0; ++i) {
+    std::ifstream children("/proc/" + std::to_string(tleak) + "/task/" + std::to_string(tleak) + "/children");
+    children >> memcheck;
+    if (memcheck == 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_GT(memcheck, 0);
+  kill(tleak, SIGTERM);
+  int status = 0;
+  waitpid(tleak, &status, 0);
+  EXPECT_TRUE(WIFSIGNALED(status));
+  bool gone = false;
+  for (int i = 0; i < 100 && !gone; ++i) {
+    gone = kill(memcheck, 0) != 0;
+    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_TRUE(gone);
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir), {}), 0);
   std::filesystem::remove_all(dir);
 }
 

@@ -1,4 +1,7 @@
 #include "tleak/diagnosis/memcheck_run.h"
+#include "tleak/diagnosis/interruption.h"
+
+#include <cerrno>
 
 #include <fcntl.h>
 #include <spawn.h>
@@ -100,7 +103,10 @@ Report run_under_memcheck(const std::string& self, const std::vector<std::string
     throw MemcheckError("--valgrind: cannot start " + valgrind);
   }
   int status = 0;
-  waitpid(pid, &status, 0);
+  set_waited_child(pid);
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  set_waited_child(0);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     std::filesystem::remove(report_path);
     throw MemcheckError("--valgrind: the run under memcheck failed (exit " +
