@@ -370,6 +370,12 @@ void fence(RecordKind kind, const char* name) {
 // Start-up: runs before the program's own constructors (the preloaded object is initialized right
 // after the C library). Everything allocated before it passes through untracked.
 __attribute__((constructor)) static void agent_start() {
+  // The program's errno is its own, even before main.
+  const int saved_errno = errno;
+  struct Restore {
+    int value;
+    ~Restore() { errno = value; }
+  } restore{saved_errno};
   std::uint64_t pid = 0, fd = 0, control_fd = 0, depth = 12, sample_us = 100'000;
   if (!read_number(kEnvPid, 1, 0xffffffffu, &pid) || pid != static_cast<std::uint64_t>(getpid())) return;
   if (!read_number(kEnvStreamFd, 0, 1 << 20, &fd)) return;
@@ -406,12 +412,20 @@ __attribute__((constructor)) static void agent_start() {
 // this; the parent then reports blocks not freed without telling the two apart.
 __attribute__((destructor)) static void agent_finish() {
   if (g_status.load(std::memory_order_acquire) != kOn) return;
+  if (t_inside) {
+    // exit() from a signal handler that interrupted the agent on this thread: its buffer lock is
+    // held below us. No scan (the parent reports the blocks left as unjudged), no deadlock.
+    g_status.store(kFinished, std::memory_order_release);
+    return;
+  }
+  const int saved_errno = errno;
   Inside inside;
   g_fence_lock.lock();
   fence_locked(RecordKind::kExit, nullptr);
   g_status.store(kFinished, std::memory_order_release);
   g_fence_lock.unlock();
   exit_handshake();
+  errno = saved_errno;
 }
 
 }  // namespace tleak::agent

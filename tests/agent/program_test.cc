@@ -218,6 +218,16 @@ TEST_F(ProgramRun, ForksWhileOtherThreadsAllocateNeverHangAChild) {
   }
 }
 
+TEST_F(ProgramRun, ExitFromASignalHandlerNeverHangs) {
+  for (int round = 0; round < 10; ++round) {
+    const auto started = std::chrono::steady_clock::now();
+    const auto r = tleak_run({}, {program("exit_in_signal")});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(report_["run"]["program"]["exit_status"], 0);
+    EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(30));
+  }
+}
+
 TEST_F(ProgramRun, AProgramThatExecsIsFollowedIntoItsNewImage) {
   const auto r = tleak_run({}, {"/bin/sh", "-c", "exec " + program("growth") + " leaky"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
