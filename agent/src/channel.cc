@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -43,9 +44,23 @@ bool channel_open(int fd) {
   return true;
 }
 
+// send() and recv() are cancellation points: a thread cancelled there would end holding its
+// buffer's lock, and the next fence would wait for it forever. Cancellation waits until after.
+class NoCancellation {
+ public:
+  NoCancellation() { pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &previous_); }
+  ~NoCancellation() { pthread_setcancelstate(previous_, nullptr); }
+  NoCancellation(const NoCancellation&) = delete;
+  NoCancellation& operator=(const NoCancellation&) = delete;
+
+ private:
+  int previous_ = PTHREAD_CANCEL_ENABLE;
+};
+
 bool channel_send(const void* data, std::size_t bytes) {
   const int fd = g_fd.load(std::memory_order_acquire);
   if (fd < 0) return false;
+  NoCancellation no_cancellation;
   for (;;) {
     const ssize_t sent = send(fd, data, bytes, MSG_NOSIGNAL);
     if (sent == static_cast<ssize_t>(bytes)) return true;
@@ -56,6 +71,7 @@ bool channel_send(const void* data, std::size_t bytes) {
 
 bool channel_receive(void* data, std::size_t bytes) {
   const int fd = g_fd.load(std::memory_order_acquire);
+  NoCancellation no_cancellation;
   auto* out = static_cast<unsigned char*>(data);
   while (bytes > 0) {
     if (g_pending_begin == g_pending_end) {

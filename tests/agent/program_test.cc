@@ -228,6 +228,13 @@ TEST_F(ProgramRun, ExitFromASignalHandlerNeverHangs) {
   }
 }
 
+TEST_F(ProgramRun, CancelledThreadsNeverLeaveTheAgentLocked) {
+  const auto r = tleak_run({}, {program("cancelled_threads")});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "cancel ok\n");
+  EXPECT_EQ(report_["run"]["iterations"], 200);
+}
+
 TEST_F(ProgramRun, AProgramThatExecsIsFollowedIntoItsNewImage) {
   const auto r = tleak_run({}, {"/bin/sh", "-c", "exec " + program("growth") + " leaky"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
