@@ -159,3 +159,23 @@ INSTANTIATE_TEST_SUITE_P(Catalogue, LeakyUnderMemcheck, ::testing::ValuesIn(all_
 
 }  // namespace
 }  // namespace tleak
+
+namespace tleak {
+namespace {
+
+// As the design card and users type it: no suppressions file. Under Valgrind tleak captures stacks
+// with libgcc's unwinder, whose reads memcheck accepts (libunwind's probe it does not).
+TEST(MemcheckPlain, NoSuppressionsNoErrors) {
+  const auto report = std::filesystem::temp_directory_path() / ("tleak-vg-plain-" + std::to_string(getpid()) + ".json");
+  const auto r = testing::run_process("/usr/bin/valgrind", {"--leak-check=full", TLEAK_BINARY, "run", "custom-op-scratch",
+                                                            "--variant", "fixed", "-o", report.string()});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.err.find("ERROR SUMMARY: 0 errors"), std::string::npos) << r.err.substr(0, 3000);
+  const json j = json::parse(std::ifstream(report));
+  EXPECT_EQ(j["summary"]["verdict"], "bounded");
+  EXPECT_NE(j["sites"][0]["label"].get<std::string>().find("custom_op_scratch"), std::string::npos);
+  std::filesystem::remove(report);
+}
+
+}  // namespace
+}  // namespace tleak
