@@ -46,7 +46,14 @@ class ProgramRun : public ::testing::Test {
     args.insert(args.end(), command.begin(), command.end());
     auto result = run_process(TLEAK_BINARY, args);
     report_ = Json();
-    if (std::filesystem::exists(path("report.json"))) report_ = Json::parse(std::ifstream(path("report.json")));
+    if (std::filesystem::exists(path("report.json"))) {
+      report_ = Json::parse(std::ifstream(path("report.json")));
+      // Every report a test makes: the schema and the invariants (tests/validate_report.py).
+      const auto v = run_process("/usr/bin/python3", {std::string(TLEAK_SOURCE_DIR) + "/tests/validate_report.py",
+                                                      std::string(TLEAK_SOURCE_DIR) + "/schema/tleak.report.schema.json",
+                                                      path("report.json")});
+      EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+    }
     return result;
   }
 

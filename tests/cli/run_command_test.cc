@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <sstream>
 #include <thread>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -132,6 +133,30 @@ TEST(RunCommand, ReportsValidateAgainstTheSchema) {
       args.push_back(path);
     }
   }
+  const ProcessResult v = run_process("/usr/bin/python3", args);
+  EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+}
+
+// Every scenario and variant: the report holds the schema and the invariants of
+// tests/validate_report.py (freed-at-last-use peak within the peak, blocks and bytes that add up).
+TEST(RunCommand, EveryScenarioReportHoldsTheInvariants) {
+  TempDir dir;
+  std::vector<std::string> args = {TLEAK_SOURCE_DIR "/tests/validate_report.py",
+                                   TLEAK_SOURCE_DIR "/schema/tleak.report.schema.json"};
+  const ProcessResult list = tleak({"list"});
+  std::istringstream lines(list.out);
+  std::string line;
+  std::getline(lines, line);  // the header
+  while (std::getline(lines, line)) {
+    const std::string scenario = line.substr(0, line.find(' '));
+    if (scenario.empty()) continue;
+    for (const char* variant : {"leaky", "fixed"}) {
+      const std::string path = dir.file(scenario + "-" + variant + ".json");
+      ASSERT_EQ(tleak({"run", scenario, "--variant", variant, "--output", path}).exit_code, 0) << scenario;
+      args.push_back(path);
+    }
+  }
+  ASSERT_GE(args.size(), 2u + 2 * 20);
   const ProcessResult v = run_process("/usr/bin/python3", args);
   EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
 }
