@@ -240,6 +240,10 @@ Command add_run_command(CLI::App& app) {
         throw UsageError("run: --sample-every, --max-live, --snapshot-signal and --focus need -- COMMAND");
       }
     }
+    // An option an untracked run cannot honour is refused, not silently ignored.
+    if (args->no_track && (!args->fail_on.empty() || !args->thresholds.empty())) {
+      throw UsageError("run: --no-track records no sites, so --fail-on and --threshold cannot apply");
+    }
     const scenarios::Scenario& scenario = require_scenario(args->scenario);
     diagnosis::SessionOptions options = run_options(
         scenario, {args->variant, args->mode,

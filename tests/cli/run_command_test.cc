@@ -418,3 +418,20 @@ TEST(RunInterrupted, ValgrindChildEndsWithTleakAndNothingIsLeftBehind) {
 
 }  // namespace
 }  // namespace tleak
+
+namespace tleak {
+namespace {
+
+TEST(RunOptions, OptionsAnUntrackedRunCannotHonourAreRefused) {
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"run", "append-loop", "--no-track", "--fail-on", "leak"},
+        {"run", "append-loop", "--no-track", "--threshold", "leak_min_bytes=2"}}) {
+    const auto r = testing::run_process(TLEAK_BINARY, args);
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("--no-track"), std::string::npos) << r.err;
+  }
+  EXPECT_EQ(testing::run_process(TLEAK_BINARY, {"run", "append-loop", "--no-track"}).exit_code, 0);
+}
+
+}  // namespace
+}  // namespace tleak
