@@ -59,6 +59,8 @@ Command add_check_command(CLI::App& app) {
       }
     }
     std::vector<scenarios::CheckResult> results;
+    // --update-baseline writes nothing until every run succeeded: all the baselines, or none.
+    std::vector<std::pair<std::string, std::string>> baselines;
     for (scenarios::Expectation& e : checks) {
       diagnosis::Report fresh;
       try {
@@ -72,8 +74,13 @@ Command add_check_command(CLI::App& app) {
       } else {
         const std::string path = (std::filesystem::path(args->baseline) / scenarios::baseline_file_name(e)).string();
         if (args->update_baseline) {
-          diagnosis::write_file_atomically(path, diagnosis::report_file_text(fresh));
-          result = {e, true, "baseline written to " + path, fresh.run.duration_seconds};
+          const auto& program = fresh.run.program;
+          if (program && (program->exit_signal || program->exit_status.value_or(0) != 0)) {
+            result = {e, false, "the program failed; no baseline from this run", fresh.run.duration_seconds};
+          } else {
+            baselines.emplace_back(path, diagnosis::report_file_text(fresh));
+            result = {e, true, "baseline for " + path, fresh.run.duration_seconds};
+          }
         } else {
           try {
             result = scenarios::judge_against_baseline(e, fresh, diagnosis::read_report_file(path), policy);
@@ -87,6 +94,13 @@ Command add_check_command(CLI::App& app) {
       results.push_back(std::move(result));
     }
     const auto failed = static_cast<std::size_t>(std::count_if(results.begin(), results.end(), [](const auto& r) { return !r.passed; }));
+    if (args->update_baseline) {
+      if (failed > 0) {
+        std::fprintf(stderr, "tleak: baselines not updated: %zu run(s) failed\n", failed);
+      } else {
+        for (const auto& [path, text] : baselines) diagnosis::write_file_atomically(path, text);
+      }
+    }
     std::printf("%zu passed, %zu failed\n", results.size() - failed, failed);
     if (!args->junit.empty()) diagnosis::write_file_atomically(args->junit, scenarios::junit_xml(results));
     return failed == 0 ? kExitClean : kExitFinding;

@@ -335,6 +335,16 @@ TEST_F(ProgramRun, CheckGatesCommandsLikeScenarios) {
   const auto again = run_process(TLEAK_BINARY, {"check", "--checks", checks, "--baseline", baselines});
   EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
 
+  // All or nothing: one failing program (resize_fork exits 7) and no baseline is written at all.
+  const std::string fresh_baselines = path("fresh-baselines");
+  Json mixed = {{"schema", "tleak.checks/1"},
+                {"checks", {{{"command", {program("growth"), "fixed"}}}, {{"command", {program("resize_fork")}}}}}};
+  std::ofstream(checks) << mixed.dump();
+  const auto partial = run_process(TLEAK_BINARY, {"check", "--checks", checks, "--baseline", fresh_baselines, "--update-baseline"});
+  EXPECT_EQ(partial.exit_code, 1) << partial.out << partial.err;
+  EXPECT_NE(partial.err.find("baselines not updated"), std::string::npos) << partial.err;
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(fresh_baselines), {}), 0);
+
   Json bad = {{"schema", "tleak.checks/1"}, {"checks", {{{"command", {program("growth")}}, {"scenario", "append-loop"}}}}};
   std::ofstream(checks) << bad.dump();
   const auto refused = run_process(TLEAK_BINARY, {"check", "--checks", checks});
