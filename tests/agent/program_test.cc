@@ -258,7 +258,7 @@ TEST_F(ProgramRun, MaxLiveStopsARunawayProgramAndStillReports) {
   EXPECT_EQ(report_["run"]["program"]["stopped_by"], "max-live");
   EXPECT_EQ(report_["run"]["program"]["exit_signal"], SIGKILL);
   EXPECT_GT(report_["totals"]["peak_live_bytes"].get<std::int64_t>(), 64 << 20);
-  EXPECT_LT(report_["totals"]["peak_live_bytes"].get<std::int64_t>(), 80 << 20);
+  EXPECT_LT(report_["totals"]["peak_live_bytes"].get<std::int64_t>(), 128 << 20);  // stopped soon after
   EXPECT_FALSE(report_["run"]["program"]["exit_scan"]);
   EXPECT_EQ(report_["totals"]["leaked_bytes"], 0);  // nothing judged a leak without the exit scan
   EXPECT_GT(report_["totals"]["unjudged_at_exit_bytes"].get<std::int64_t>(), 64 << 20);
