@@ -21,6 +21,7 @@
 #include "tleak/agent/protocol.h"
 #include "tleak/diagnosis/agent_source.h"
 #include "tleak/diagnosis/report_builder.h"
+#include "tleak/diagnosis/run_stamp.h"
 
 namespace tleak::diagnosis {
 namespace {
@@ -42,20 +43,6 @@ class Fd {
   int fd_;
 };
 
-std::string utc_now() {
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return text;
-}
-
-std::string host_name() {
-  char name[256] = {};
-  if (gethostname(name, sizeof name - 1) != 0) return "unknown";
-  return name;
-}
 
 std::string base_name(const std::string& path) {
   const auto slash = path.rfind('/');

@@ -118,18 +118,9 @@ nlohmann::json to_json_without_sites(const Report& r) {
 }  // namespace
 
 nlohmann::json to_json(const Report& r) {
-  return {{"schema", r.schema},
-          {"run", r.run},
-          {"summary", r.summary},
-          {"totals", r.totals},
-          {"total_growth", r.total_growth},
-          {"total_retained", r.total_retained},
-          {"thresholds", r.thresholds},
-          {"timeline", r.timeline},
-          {"sites", r.sites},
-          {"omitted_sites", r.omitted_sites},
-          {"notes", r.notes},
-          {"memcheck", r.memcheck}};
+  nlohmann::json j = to_json_without_sites(r);
+  j["sites"] = r.sites;
+  return j;
 }
 
 namespace {

@@ -10,6 +10,7 @@
 #include "tleak/device_allocator.h"
 #include "tleak/diagnosis/recorder.h"
 #include "tleak/diagnosis/report_builder.h"
+#include "tleak/diagnosis/run_stamp.h"
 #include "tleak/pool_allocator.h"
 #include "tleak/symbolizer.h"
 #include "tleak/system_allocator.h"
@@ -18,20 +19,6 @@
 namespace tleak::diagnosis {
 namespace {
 
-std::string utc_now() {
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return text;
-}
-
-std::string host_name() {
-  char name[256] = {};
-  if (gethostname(name, sizeof name - 1) != 0) return "unknown";
-  return name;
-}
 
 // The three allocators of a run, optionally behind trackers.
 struct Allocators {
