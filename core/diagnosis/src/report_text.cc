@@ -27,18 +27,30 @@ std::string sparkline(const std::vector<std::int64_t>& values, std::size_t width
 std::string render_text(const Report& r, std::size_t max_sites) {
   std::ostringstream out;
   const auto bytes = [](double n) { return format_bytes(n); };
-  out << "tleak " << r.run.scenario << " (" << r.run.variant << ", " << r.run.mode << ", "
-      << r.run.iterations << " iterations, scale " << r.run.scale << ")\n";
+  if (r.run.program) {
+    out << "tleak " << r.run.scenario << " (program, " << r.run.iterations
+        << (r.run.program->clock == "iterations" ? " iterations" : " time samples") << ")\n";
+  } else {
+    out << "tleak " << r.run.scenario << " (" << r.run.variant << ", " << r.run.mode << ", "
+        << r.run.iterations << " iterations, scale " << r.run.scale << ")\n";
+  }
   out << r.summary.sentence << "\n";
   std::vector<std::int64_t> live;
   for (const TimelineSample& s : r.timeline.samples) live.push_back(s.live_bytes);
   if (!live.empty()) {
     out << "live  " << sparkline(live) << "  peak " << bytes(static_cast<double>(r.totals.peak_live_bytes))
-        << ", after teardown " << bytes(static_cast<double>(r.timeline.after_teardown.live_bytes)) << "\n";
+        << (r.run.program ? ", at exit " : ", after teardown ")
+        << bytes(static_cast<double>(r.timeline.after_teardown.live_bytes)) << "\n";
   }
   out << "totals: peak live " << bytes(static_cast<double>(r.totals.peak_live_bytes)) << ", peak reserved "
       << bytes(static_cast<double>(r.totals.peak_reserved_bytes)) << ", leaked "
-      << bytes(static_cast<double>(r.totals.leaked_bytes)) << " in " << r.totals.leaked_blocks << " blocks\n";
+      << bytes(static_cast<double>(r.totals.leaked_bytes)) << " in " << r.totals.leaked_blocks << " blocks";
+  if (r.run.program) {
+    out << (r.run.program->exit_scan ? ", reachable at exit " : ", not freed (no exit scan) ")
+        << bytes(static_cast<double>(r.run.program->exit_scan ? r.totals.reachable_at_exit_bytes
+                                                              : r.totals.unjudged_at_exit_bytes));
+  }
+  out << "\n";
   out << "sites: " << r.summary.leak_sites << " leak, " << r.summary.growth_sites << " growth, "
       << r.summary.retained_sites << " retained, " << r.summary.bounded_sites << " bounded\n";
   for (std::size_t i = 0; i < r.sites.size() && i < max_sites; ++i) {
