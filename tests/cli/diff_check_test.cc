@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <filesystem>
+#include <iterator>
 #include <thread>
 #include <map>
 #include <set>
@@ -311,6 +312,35 @@ TEST(DiffInput, ReadsAFifoAndPrintsNamesSafely) {
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_EQ(bad.err.find('\x1b'), std::string::npos) << bad.err;
   EXPECT_EQ(std::count(bad.err.begin(), bad.err.end(), '\n'), 1) << bad.err;
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace tleak
+
+namespace tleak {
+namespace {
+
+// A key given twice: diff and check refuse it alike (JSON readers disagree on which one counts).
+TEST(DuplicateKeys, DiffAndCheckRefuseTheSameReport) {
+  const std::string dir = std::filesystem::temp_directory_path() / ("tleak-dup-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir + "/baselines");
+  const std::string good = dir + "/good.json", bad = dir + "/baselines/append-loop.leaky.eager.json";
+  ASSERT_EQ(testing::run_process(TLEAK_BINARY, {"run", "append-loop", "-o", good}).exit_code, 0);
+  std::ifstream in(good);
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  const auto at = text.find("\"verdict\": \"growth\"", text.find("\"sites\""));
+  ASSERT_NE(at, std::string::npos);
+  text.insert(at, "\"verdict\": \"bounded\", ");
+  std::ofstream(bad) << text;
+  const auto d = testing::run_process(TLEAK_BINARY, {"diff", good, bad});
+  EXPECT_EQ(d.exit_code, 2);
+  EXPECT_NE(d.err.find("\"verdict\" given twice"), std::string::npos) << d.err;
+  const std::string checks = dir + "/checks.json";
+  std::ofstream(checks) << R"({"schema": "tleak.checks/1", "checks": [{"scenario": "append-loop"}]})";
+  const auto c = testing::run_process(TLEAK_BINARY, {"check", "--checks", checks, "--baseline", dir + "/baselines"});
+  EXPECT_EQ(c.exit_code, 1);
+  EXPECT_NE(c.out.find("given twice"), std::string::npos) << c.out;
   std::filesystem::remove_all(dir);
 }
 

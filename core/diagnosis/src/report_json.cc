@@ -2,6 +2,7 @@
 
 #include "tleak/diagnosis/report_summary.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -321,9 +322,24 @@ Report read_report_file(const std::string& path) {
   if (!in) throw ReportError(path + ": cannot open (missing or unreadable)");
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(in);
+    // A key given twice in an object is refused (see report_summary.cc: readers would disagree).
+    std::vector<std::vector<std::string>> keys;
+    j = nlohmann::json::parse(in, [&](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+      if (event == nlohmann::json::parse_event_t::object_start) keys.emplace_back();
+      if (event == nlohmann::json::parse_event_t::object_end && !keys.empty()) keys.pop_back();
+      if (event == nlohmann::json::parse_event_t::key && !keys.empty()) {
+        const std::string& key = parsed.get_ref<const std::string&>();
+        if (std::find(keys.back().begin(), keys.back().end(), key) != keys.back().end()) {
+          throw ReportError("malformed report: \"" + key.substr(0, 64) + "\" given twice in an object");
+        }
+        keys.back().push_back(key);
+      }
+      return true;
+    });
   } catch (const nlohmann::json::parse_error& e) {
     throw ReportError(path + ": not JSON (" + std::string(e.what()) + ")");
+  } catch (const ReportError& e) {
+    throw ReportError(path + ": " + e.what());
   }
   try {
     return report_from_json(j);
