@@ -10,7 +10,8 @@
 
 namespace tleak::agent {
 
-// A block the program now owns. `skip` frames above the caller are allocation plumbing.
+// A block the program now owns; call it straight from the interposed function (its stack is
+// captured from the interposed function's caller on).
 [[gnu::noinline]] void record_alloc(const void* address, std::size_t size);
 // Call before the block is handed back, so its address cannot be reused before the free is stamped.
 void record_free(const void* address);
