@@ -34,7 +34,7 @@ void AgentSource::reset() {
   limits.site_timelines = false;
   recorder_ = std::make_unique<Recorder>(std::vector<AllocatorInfo>{{"malloc", MemorySpace::kHost}}, limits);
   hello_seen_ = user_marks_ = exit_requested_ = reach_started_ = reach_complete_ = false;
-  iteration_ = clock_ = next_block_ = fences_ = order_ = unknown_frees_ = 0;
+  iteration_ = clock_ = next_block_ = order_ = 0;
   live_bytes_ = pending_allocated_ = 0;
   pending_.clear();
   live_.clear();
@@ -179,7 +179,6 @@ void AgentSource::apply_free(std::uint64_t address) {
   if (!live_.take(address, &live)) {
     // Allocated before the agent was ready, or by the agent's own machinery: not the program's
     // to answer for, and not counted.
-    ++unknown_frees_;
     return;
   }
   live_bytes_ -= static_cast<std::int64_t>(live.size);
@@ -232,7 +231,6 @@ void AgentSource::fence(std::uint16_t kind, const unsigned char* at, std::uint32
   const auto f = read_as<agent::FenceRecord>(at);
   if (sizeof(agent::FenceRecord) + std::uint64_t{f.name_bytes} > size) throw StreamError("fence name too long");
   drain_epoch();
-  ++fences_;
   switch (static_cast<RecordKind>(kind)) {
     case RecordKind::kMark:
       if (!user_marks_) {

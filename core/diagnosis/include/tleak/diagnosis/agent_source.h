@@ -46,7 +46,6 @@ class AgentSource {
   std::int64_t live_bytes() const { return live_bytes_; }
   // Bytes allocated in records not yet ordered (an upper bound on how far live bytes may have gone).
   std::int64_t pending_allocated_bytes() const { return pending_allocated_; }
-  std::uint64_t fences() const { return fences_; }
 
   // The agent ran its exit handlers and waits for the live list.
   bool exit_requested() const { return exit_requested_; }
@@ -66,8 +65,6 @@ class AgentSource {
   // A frame word of stack(): a Python frame (resolved by the agent while it ran), or a return
   // address, which `symbolizer` resolves.
   Frame resolve(std::uintptr_t word, Symbolizer& symbolizer) const;
-  // Records that named allocations of sites never defined, frees of blocks never seen, etc.
-  std::uint64_t unknown_frees() const { return unknown_frees_; }
 
  private:
   struct Pending {
@@ -104,11 +101,9 @@ class AgentSource {
   std::uint64_t iteration_ = 0;
   std::uint64_t clock_ = 0;
   std::uint64_t next_block_ = 0;
-  std::uint64_t fences_ = 0;
   std::uint64_t order_ = 0;
   std::int64_t live_bytes_ = 0;
   std::int64_t pending_allocated_ = 0;
-  std::uint64_t unknown_frees_ = 0;
   std::vector<Pending> pending_;
   LiveTable<Live> live_;
   std::unordered_map<std::uint32_t, std::vector<std::uintptr_t>> sites_;
