@@ -165,7 +165,7 @@ TEST(ReportJson, FileTextIsTheSameDocumentAsToJson) {
   odd.address = 0;
   r.sites[0].frames.push_back(odd);
   EXPECT_EQ(nlohmann::json::parse(report_file_text(r)), to_json(r));
-  for (std::size_t i = 0; i <= kCompactSites; ++i) r.sites.push_back(r.sites[0]);
+  for (std::size_t i = 0; i <= kLargeReportSites; ++i) r.sites.push_back(r.sites[0]);
   const std::string compact = report_file_text(r);
   EXPECT_EQ(std::count(compact.begin(), compact.end(), '\n'), 1);
   EXPECT_EQ(nlohmann::json::parse(compact), to_json(r));

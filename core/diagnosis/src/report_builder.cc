@@ -5,7 +5,6 @@
 namespace tleak::diagnosis {
 namespace {
 
-constexpr std::size_t kSpelledOutSites = 1000;
 
 const char* space_name(MemorySpace space) { return space == MemorySpace::kDevice ? "device" : "host"; }
 
@@ -112,13 +111,14 @@ void fill_findings(Report& report, const Recording& rec, const Diagnosis& diagno
     (judged ? s.reachable_at_exit_blocks : s.unjudged_at_exit_blocks) = f.unfreed_blocks;
     s.growth = f.growth;
     s.retained = f.retained;
-    // Small reports spell every series out; large ones leave a constant series empty (the schema
-    // says: then every sample equals final_live_bytes).
     s.live_bytes_at_samples = f.mark_live_bytes;
-    if (s.live_bytes_at_samples.empty() && diagnosis.sites.size() <= kSpelledOutSites) {
-      s.live_bytes_at_samples.assign(rec.marks.size(), f.final_live_bytes);
-    }
     report.sites.push_back(std::move(s));
+  }
+  // A small report spells every series out; a large one leaves a constant series empty.
+  if (report.sites.size() <= kLargeReportSites) {
+    for (SiteReport& s : report.sites) {
+      if (s.live_bytes_at_samples.empty()) s.live_bytes_at_samples.assign(rec.marks.size(), s.final_live_bytes);
+    }
   }
   if (!report.sites.empty()) {
     summary.verdict = report.sites.front().verdict;

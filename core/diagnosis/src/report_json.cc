@@ -232,7 +232,7 @@ void append_site(std::string& out, const SiteReport& site, int indent,
 }  // namespace
 
 std::string report_file_text(const Report& report) {
-  const int indent = report.sites.size() > kCompactSites ? -1 : 2;
+  const int indent = report.sites.size() > kLargeReportSites ? -1 : 2;
   nlohmann::json j = to_json_without_sites(report);
   j["sites"] = "\u0001sites\u0001";
   const std::string text = j.dump(indent);

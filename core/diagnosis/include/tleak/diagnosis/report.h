@@ -143,6 +143,10 @@ struct OmittedSites {
   std::int64_t unjudged_at_exit_bytes = 0;
 };
 
+// Past this many listed sites a report is large: written on one line, and a site whose live bytes
+// were the same at every sample leaves live_bytes_at_samples empty (schema says so).
+inline constexpr std::size_t kLargeReportSites = 1000;
+
 struct Report {
   std::string schema = kReportSchema;
   RunInfo run;

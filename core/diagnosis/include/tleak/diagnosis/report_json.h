@@ -19,9 +19,8 @@ class ReportError : public std::runtime_error {
 
 nlohmann::json to_json(const Report& report);
 // The report as tleak writes it, newline-terminated: indented for a person, or on one line when
-// it has more than kCompactSites sites (a program's report can have thousands, each with its
+// it is large (kLargeReportSites; a program's report can have thousands of sites, each with its
 // samples: indentation alone would double a file of a hundred megabytes).
-inline constexpr std::size_t kCompactSites = 1000;
 std::string report_file_text(const Report& report);
 // Throws ReportError naming the problem: not a tleak report, a newer schema, a missing or
 // mistyped field (with its JSON path).
