@@ -48,6 +48,12 @@ AllocatorId TrackingContext::register_allocator(const Allocator& inner) {
   return AllocatorId(static_cast<std::uint16_t>(allocators_.size() - 1));
 }
 
+Stamp TrackingContext::now() const {
+  std::lock_guard lock(lock_);
+  const std::uint64_t op = clock_.now();
+  return {op, clock_.iteration(), events_ + 1 + (op - op_at_last_event_)};
+}
+
 std::size_t TrackingContext::site_count() const {
   std::lock_guard lock(lock_);
   return stacks_.size();

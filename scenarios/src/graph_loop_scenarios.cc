@@ -105,9 +105,11 @@ void variable_in_loop(WorkloadContext& ctx) {
   const auto in = input.values<float>();
   float sum = 0;
   for (std::size_t i = 0; i < n; ++i) sum += (scratch[i] = in[i] * in[i]);
+  rt.use(pool, scratch);
   if (sum == 0) return input;  // early return: the scratch buffer is never freed
   Tensor out = rt.empty(input.spec());
   for (std::size_t i = 0; i < n; ++i) out.mutable_values<float>()[i] = scratch[i] / sum;
+  rt.use(pool, scratch);
   rt.use(out);
   pool.deallocate(scratch);
   return out;
@@ -124,9 +126,11 @@ void variable_in_loop(WorkloadContext& ctx) {
   const auto in = input.values<float>();
   float sum = 0;
   for (std::size_t i = 0; i < n; ++i) sum += (scratch.get()[i] = in[i] * in[i]);
+  rt.use(pool, scratch.get());
   if (sum == 0) return input;  // the scratch buffer goes with `scratch`
   Tensor out = rt.empty(input.spec());
   for (std::size_t i = 0; i < n; ++i) out.mutable_values<float>()[i] = scratch.get()[i] / sum;
+  rt.use(pool, scratch.get());
   rt.use(out);
   return out;
 }

@@ -59,6 +59,7 @@ class HostArray {
     rt.use(t);
     HostArray a(heap, t.size());
     std::memcpy(a.data_, t.buffer()->data(), static_cast<std::size_t>(t.size()) * sizeof(float));
+    rt.use(heap, a.data_);
     return a;
   }
 

@@ -74,9 +74,12 @@ void host_array_convert(WorkloadContext& ctx) {
   for (std::uint64_t i = 0; i < ctx.params().iterations; ++i) {
     // numpy_leak(): large_array = np.random.rand(n, n); tensor = tf.convert_to_tensor(large_array)
     HostArray large_array(ctx.system(), n * n);
+    rt.begin_op("np.random.rand");
     for (std::int64_t k = 0; k < n * n; ++k) large_array.data()[k] = static_cast<float>(k % 97) * 0.01f;
+    rt.use(ctx.system(), large_array.data());
+    // Copied into the runtime's pool, or wrapped in place (whose reads are reads of the array).
     const Tensor tensor = is_leaky(ctx) ? constant(rt, std::vector<float>(large_array.data(), large_array.data() + n * n), {n, n})
-                                        : rt.wrap(large_array.data(), {n, n});
+                                        : rt.wrap(large_array.data(), {n, n}, &ctx.system());
     total += reduce_mean(tensor).item();  // "... tensor used in computations ..."
     ctx.mark_iteration();
   }

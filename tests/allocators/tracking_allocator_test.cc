@@ -87,6 +87,29 @@ TEST(TrackingAllocator, StampsAllocationLastUseAndFreeWithTheClock) {
   EXPECT_EQ(e.freed.iteration, 1u);
   EXPECT_EQ(e.block.allocator, tracker.id());
   EXPECT_EQ(e.block.size, 64u);
+  // The event order counts each op begun and each event: op 1, allocate | op 2, op 3, use | op 4, free.
+  EXPECT_EQ(e.block.allocated.event, 2u);
+  EXPECT_EQ(e.block.last_use.event, 5u);
+  EXPECT_EQ(e.freed.event, 7u);
+  EXPECT_EQ(context.now().event, 8u);
+}
+
+TEST(TrackingAllocator, EventsInsideOneOpAreOrdered) {
+  PoolAllocator pool;
+  TrackingContext context;
+  RecordingSink sink;
+  context.set_sink(&sink);
+  TrackingAllocator tracker(pool, context);
+  context.clock().tick();
+  void* a = tracker.allocate(64, 64, {"a"});
+  void* b = tracker.allocate(64, 64, {"b"});
+  tracker.deallocate(a);
+  tracker.deallocate(b);
+  ASSERT_EQ(sink.frees.size(), 2u);
+  EXPECT_EQ(sink.allocations[0].allocated.clock, sink.allocations[1].allocated.clock);
+  EXPECT_LT(sink.allocations[0].allocated.event, sink.allocations[1].allocated.event);
+  EXPECT_LT(sink.allocations[1].allocated.event, sink.frees[0].freed.event);
+  EXPECT_LT(sink.frees[0].freed.event, sink.frees[1].freed.event);
 }
 
 TEST(TrackingAllocator, SameCallSiteSameIdDifferentSiteDifferentId) {

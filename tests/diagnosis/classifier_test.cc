@@ -229,13 +229,18 @@ TEST(Classifier, TooFewIterationsAreNotAssessedForGrowth) {
 }
 
 TEST(Classifier, WithoutUseReportsDragIsNotMeasured) {
-  SyntheticRun run;
+  RecorderLimits no_uses;  // a program's malloc: nobody says when a block is used
+  no_uses.uses_reported = false;
+  no_uses.site_timelines = false;
+  SyntheticRun run(no_uses);
   run.tick();
-  const auto big = run.allocate(kKept, 1 << 20);  // never reported as used
+  const auto big = run.allocate(kKept, 1 << 20);
   for (int i = 0; i < 20; ++i) run.mark();
   run.free(big);
   const Diagnosis d = run.classify();
   EXPECT_FALSE(finding(d, kKept).retained.measured);
+  EXPECT_EQ(finding(d, kKept).retained.peak_dead_bytes, 0);
+  EXPECT_EQ(finding(d, kKept).retained.peak_if_freed_at_last_use_bytes, 1 << 20);
   EXPECT_EQ(finding(d, kKept).verdict, Verdict::kBounded);
 }
 
@@ -283,9 +288,9 @@ TEST(Recorder, HundredThousandIterationsKeepBoundedState) {
   EXPECT_EQ(recording.mark_stride, 256u);
   for (const SiteRecord& s : recording.sites) {
     EXPECT_EQ(s.series(recording.marks.size()).size(), recording.marks.size());
-    EXPECT_LE(s.live.values(recording.end_clock).size(), 512u);
+    EXPECT_LE(s.needed.values(recording.ended_at.event).size(), 512u);
   }
-  EXPECT_LE(recording.total_live.values(recording.end_clock).size(), 4096u);
+  EXPECT_LE(recording.total_needed.values(recording.ended_at.event).size(), 4096u);
   const Diagnosis d = classify(recording, {});
   EXPECT_EQ(finding(d, kKept).verdict, Verdict::kGrowth);
   EXPECT_NEAR(finding(d, kKept).growth.slope_bytes_per_iteration, 10.0, 0.5);
@@ -305,8 +310,34 @@ TEST(Recorder, IdealPeakNeverPassesThePeak) {
   }
   const Diagnosis d = run.classify();
   EXPECT_EQ(finding(d, kKept).peak_live_bytes, 1000);
-  EXPECT_LE(finding(d, kKept).retained.peak_if_freed_at_last_use_bytes, 1000);
-  EXPECT_LE(d.total_retained.peak_if_freed_at_last_use_bytes, 1000);
+  EXPECT_EQ(finding(d, kKept).retained.peak_if_freed_at_last_use_bytes, 1000);
+  EXPECT_EQ(d.total_retained.peak_if_freed_at_last_use_bytes, 1000);
+  EXPECT_EQ(d.total_retained.resolution_events, 1u);
+}
+
+// Inside one op a block is used for the last time before the next is allocated: freed at its last
+// use, the two would never be live together. Exact at event order, not at op granularity.
+TEST(Recorder, IdealPeakIsExactAtEventOrderInsideAnOp) {
+  SyntheticRun run;
+  for (int i = 0; i < 10; ++i) {
+    run.tick();  // one op: read a's result, then write b's
+    const auto a = run.allocate(kKept, 4096);
+    run.use(a);
+    const auto b = run.allocate(kTemp, 8192);
+    run.free(a);
+    run.use(b);
+    run.free(b);
+    run.mark();
+  }
+  const Diagnosis d = run.classify();
+  EXPECT_EQ(d.total_retained.resolution_events, 1u);
+  EXPECT_EQ(finding(d, kKept).peak_live_bytes, 4096);
+  EXPECT_EQ(finding(d, kKept).retained.peak_if_freed_at_last_use_bytes, 4096);
+  // Together 12 KiB were live; had a been freed after its use, 8 KiB at most.
+  EXPECT_EQ(d.total_retained.peak_if_freed_at_last_use_bytes, 8192);
+  // Freed inside the op that last used it: never held across an op, so never called dead.
+  EXPECT_EQ(finding(d, kKept).retained.peak_dead_bytes, 0);
+  EXPECT_EQ(d.total_retained.peak_dead_bytes, 0);
 }
 
 // Past 512 marks samples are thinned: the first keeps its per-allocator figures (no self-move), and

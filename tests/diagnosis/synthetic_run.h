@@ -13,7 +13,8 @@ namespace tleak::diagnosis::testing {
 
 class SyntheticRun {
  public:
-  SyntheticRun() : recorder_({AllocatorInfo{"heap", MemorySpace::kHost}}) {}
+  explicit SyntheticRun(RecorderLimits limits = {})
+      : recorder_({AllocatorInfo{"heap", MemorySpace::kHost}}, limits) {}
 
   // A block of `size` bytes from `site`, allocated by the current op.
   std::uint64_t allocate(std::uint32_t site, std::size_t size) {
@@ -23,20 +24,24 @@ class SyntheticRun {
     block.allocator = AllocatorId(0);
     block.address = reinterpret_cast<const void*>(0x1000 + 64 * next_id_);
     block.size = size;
-    block.allocated = block.last_use = now();
+    block.allocated = block.last_use = next_event();
     recorder_.on_allocate(block);
     live_[next_id_] = block;
     return next_id_++;
   }
   void use(std::uint64_t id) {
-    live_.at(id).last_use = now();
+    live_.at(id).last_use = next_event();
     ++live_.at(id).uses;
   }
   void free(std::uint64_t id) {
-    recorder_.on_free({live_.at(id), now()});
+    recorder_.on_free({live_.at(id), next_event()});
     live_.erase(id);
   }
-  void tick(std::uint64_t ops = 1) { clock_ += ops; }
+  // Each op begun is a point of the event order too, as the tracker counts it.
+  void tick(std::uint64_t ops = 1) {
+    clock_ += ops;
+    event_ += ops;
+  }
   void mark() {
     ++iteration_;
     recorder_.mark(iteration_, clock_, {});
@@ -44,7 +49,7 @@ class SyntheticRun {
   Recording finish() {
     std::vector<BlockInfo> still_live;
     for (const auto& [id, block] : live_) still_live.push_back(block);
-    return recorder_.finish(clock_, {}, still_live);
+    return recorder_.finish({clock_, iteration_, event_ + 1}, {}, still_live);
   }
   Diagnosis classify(const ClassifierOptions& options = {}) {
     const Recording recording = finish();
@@ -52,13 +57,14 @@ class SyntheticRun {
   }
 
  private:
-  Stamp now() const { return {clock_, iteration_}; }
+  Stamp next_event() { return {clock_, iteration_, ++event_}; }
 
   Recorder recorder_;
   std::map<std::uint64_t, BlockInfo> live_;
   std::uint64_t next_id_ = 0;
   std::uint64_t clock_ = 0;
   std::uint64_t iteration_ = 0;
+  std::uint64_t event_ = 0;
 };
 
 // The finding for a site, or a failed test if the classifier did not report it.

@@ -29,6 +29,8 @@ class TrackingContext {
   explicit TrackingContext(TrackingOptions options = {});
 
   LogicalClock& clock() { return clock_; }
+  // Now, as the next event would be stamped (ending a recording).
+  Stamp now() const;
   const LogicalClock& clock() const { return clock_; }
   int stack_depth() const { return options_.stack_depth; }
 
@@ -44,7 +46,14 @@ class TrackingContext {
 
  private:
   friend class TrackingAllocator;
-  Stamp stamp() const { return {clock_.now(), clock_.iteration()}; }  // when an event happens
+  // When an event happens; each call is a new event, and each op begun since the last one counts
+  // as one too (time passed there, with whatever was live and dead). Called under lock_.
+  Stamp stamp() {
+    const std::uint64_t op = clock_.now();
+    events_ += 1 + (op - op_at_last_event_);
+    op_at_last_event_ = op;
+    return {op, clock_.iteration(), events_};
+  }
   AllocatorId register_allocator(const Allocator& inner);
 
   const TrackingOptions options_;
@@ -53,6 +62,8 @@ class TrackingContext {
   LogicalClock clock_;
   EventSink* sink_ = nullptr;
   std::uint64_t next_block_ = 0;
+  std::uint64_t events_ = 0;
+  std::uint64_t op_at_last_event_ = 0;
   std::vector<AllocatorInfo> allocators_;
 };
 

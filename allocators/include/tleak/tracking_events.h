@@ -13,8 +13,11 @@
 namespace tleak {
 
 struct Stamp {
-  std::uint64_t clock = 0;
+  std::uint64_t clock = 0;      // op
   std::uint64_t iteration = 0;
+  // Position in the tracker's one order of allocations, uses, frees and op boundaries: finer than
+  // an op, so what happened first inside one op is known (the dead-memory timelines use it).
+  std::uint64_t event = 0;
 };
 
 // What an AllocatorId stands for.

@@ -29,8 +29,10 @@ std::string string_at(const unsigned char* at, std::uint32_t bytes) {
 AgentSource::AgentSource() { reset(); }
 
 void AgentSource::reset() {
-  // No uses are reported from a program: per-site op-clock timelines would measure nothing.
+  // No uses are reported from a program: nothing is dead before its free, and per-site timelines
+  // would measure nothing.
   RecorderLimits limits;
+  limits.uses_reported = false;
   limits.site_timelines = false;
   recorder_ = std::make_unique<Recorder>(std::vector<AllocatorInfo>{{"malloc", MemorySpace::kHost}}, limits);
   hello_seen_ = user_marks_ = exit_requested_ = reach_started_ = reach_complete_ = false;
@@ -182,7 +184,7 @@ void AgentSource::apply_free(std::uint64_t address) {
     return;
   }
   live_bytes_ -= static_cast<std::int64_t>(live.size);
-  recorder_->on_free(FreeEvent{block_info(address, live), {clock_, iteration_}});
+  recorder_->on_free(FreeEvent{block_info(address, live), {clock_, iteration_, clock_}});
 }
 
 BlockInfo AgentSource::block_info(std::uint64_t address, const Live& live) const {
@@ -193,7 +195,8 @@ BlockInfo AgentSource::block_info(std::uint64_t address, const Live& live) const
   block.address = reinterpret_cast<const void*>(address);
   block.size = live.size;
   block.tag = AllocTag{"malloc"};
-  block.allocated = block.last_use = {live.clock, live.iteration};
+  // A program's clock counts events already.
+  block.allocated = block.last_use = {live.clock, live.iteration, live.clock};
   return block;
 }
 
@@ -293,10 +296,10 @@ Recording AgentSource::finish() {
   const auto by_id = [](const BlockInfo& a, const BlockInfo& b) { return a.block < b.block; };
   std::sort(leaked.begin(), leaked.end(), by_id);
   std::sort(unfreed.begin(), unfreed.end(), by_id);
-  return recorder_->finish(clock_, {}, leaked, unfreed, scanned ? RunEnd::kExitScan : RunEnd::kNoExitScan);
+  return recorder_->finish({clock_, iteration_, clock_ + 1}, {}, leaked, unfreed, scanned ? RunEnd::kExitScan : RunEnd::kNoExitScan);
 }
 
-Recording AgentSource::snapshot() const { return recorder_->snapshot(clock_); }
+Recording AgentSource::snapshot() const { return recorder_->snapshot({clock_, iteration_, clock_ + 1}); }
 
 std::vector<std::uintptr_t> AgentSource::stack(SiteId site) const {
   const auto it = sites_.find(site.value());

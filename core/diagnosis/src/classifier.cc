@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
+#include <span>
 
 #include "tleak/allocator_error.h"
 #include "tleak/diagnosis/robust_fit.h"
@@ -19,33 +21,21 @@ std::string printf_string(const char* format, Args... args) {
   return text;
 }
 
-// Peak of (live - dead): the most that would have been live had every block been freed at its
-// last use, on the timelines' common points.
-std::int64_t peak_ideal(PointTimeline live, PointTimeline dead, std::uint64_t end) {
-  const std::uint64_t width = std::max(live.resolution(), dead.resolution());
-  live.widen_to(width);
-  dead.widen_to(width);
-  const auto l = live.values(end), d = dead.values(end);
-  std::int64_t best = 0;
-  for (std::size_t i = 0; i < l.size() && i < d.size(); ++i) best = std::max(best, l[i] - d[i]);
-  return best;
-}
-
-RetainedFigures retained_figures(const SiteRecord& s, std::uint64_t end) {
+RetainedFigures retained_figures(const SiteRecord& s, const Recording& rec) {
+  const std::uint64_t end = rec.ended_at.event;
   RetainedFigures r;
-  r.measured = s.blocks_with_uses > 0;
+  r.measured = rec.drag_measured;
   r.drag_ops_max = s.drag_ops_max;
   r.drag_iterations_max = s.drag_iterations_max;
   r.drag_ops_mean = s.drag_weight_bytes == 0 ? 0 : s.drag_ops_weighted_sum / static_cast<double>(s.drag_weight_bytes);
   r.drag_share = s.lifetime_ops_weighted_sum <= 0 ? 0 : s.drag_ops_weighted_sum / s.lifetime_ops_weighted_sum;
   r.peak_dead_bytes = s.dead.peak(end);
   // Without uses nothing is dead before its free: the ideal peak is the peak itself (and a source
-  // that reports no uses keeps no per-site timelines to compute it from).
-  // The op-clock timeline counts a block freed and another allocated within one op together: its
-  // figure can pass the event-exact peak, which bounds what freeing earlier could ever give.
-  r.peak_if_freed_at_last_use_bytes =
-      s.blocks_with_uses == 0 ? s.peak_live_bytes : std::min(peak_ideal(s.live, s.dead, end), s.peak_live_bytes);
-  r.resolution_ops = std::max(s.live.resolution(), s.dead.resolution());
+  // that reports no uses keeps no per-site timelines to compute it from). With them, every point
+  // counts blocks between allocation and last use, a subset of those live then: never above the
+  // peak, and exact at event order while the timeline is at full resolution.
+  r.peak_if_freed_at_last_use_bytes = r.measured ? s.needed.peak(end) : s.peak_live_bytes;
+  r.resolution_events = std::max(s.needed.resolution(), s.dead.resolution());
   return r;
 }
 
@@ -68,10 +58,130 @@ std::optional<Verdict> verdict_from_string(const std::string& name) {
   return std::nullopt;
 }
 
+namespace {
+
+// Whether a fitted stretch shows growth the thresholds accept (the plateau and the tail checked).
+bool is_growth(const GrowthFigures& g, const ClassifierOptions& o) {
+  const bool trend = g.confidence >= o.growth_min_confidence ||
+                     (g.confidence > 0 && g.trend_z >= o.growth_min_trend_z);
+  const bool still_rising =
+      g.tail_is_pause || g.tail_slope_bytes_per_iteration >= o.tail_min_slope_ratio * g.slope_bytes_per_iteration;
+  return g.assessed && !g.plateau_iteration && g.slope_bytes_per_iteration >= o.growth_min_bytes_per_iteration &&
+         trend && g.rise_bytes >= o.growth_min_rise_bytes && still_rising;
+}
+
+// Fits one stretch of samples: its trend, its tail, and whether it ended on a plateau.
+GrowthFigures fit_stretch(std::span<const Point> points, const ClassifierOptions& options) {
+  GrowthFigures g;
+  g.samples = points.size();
+  g.assessed = true;
+  g.first_iteration = static_cast<std::uint64_t>(points.front().x);
+  g.last_iteration = static_cast<std::uint64_t>(points.back().x);
+  const TrendFit fit = fit_trend(points);
+  g.slope_bytes_per_iteration = fit.slope;
+  g.confidence = fit.tau;
+  g.trend_z = fit.z;
+  g.rise_bytes = static_cast<std::int64_t>(fit.slope * (points.back().x - points.front().x));
+  g.net_change_bytes = points.back().y - points.front().y;
+
+  const std::size_t n = points.size();
+  const std::size_t tail_n =
+      std::min(n, std::max<std::size_t>(3, static_cast<std::size_t>(std::ceil(options.tail_fraction * static_cast<double>(n)))));
+  const std::span<const Point> tail = points.subspan(n - tail_n);
+  g.tail_slope_bytes_per_iteration = fit_trend(tail).slope;
+
+  // Flat means within 1% of the series' range, or within the tail's noise: twice the median
+  // deviation of its steps from their median step (0 for a clean line or a clean plateau).
+  double low = points.front().y, high = points.front().y;
+  for (const Point& p : points) low = std::min(low, p.y), high = std::max(high, p.y);
+  std::vector<double> steps;
+  for (std::size_t i = 1; i < tail.size(); ++i) steps.push_back(tail[i].y - tail[i - 1].y);
+  double noise = 0;
+  if (!steps.empty()) {
+    const auto mid = steps.begin() + static_cast<std::ptrdiff_t>(steps.size() / 2);
+    std::nth_element(steps.begin(), mid, steps.end());
+    const double typical = *mid;
+    for (double& d : steps) d = std::abs(d - typical);
+    std::nth_element(steps.begin(), mid, steps.end());
+    noise = *mid;
+  }
+  const double tolerance = std::max(0.01 * (high - low), 2 * noise);
+  // The flat stretch the series ends on, and the longest it paused before that.
+  const double level = points.back().y;
+  std::size_t k = n - 1;
+  while (k > 0 && std::abs(points[k - 1].y - level) <= tolerance) --k;
+  const std::size_t final_flat = n - k;
+  // Pauses count from the first rise on: the level before it is where the series started.
+  std::size_t first_rise = 0;
+  while (first_rise + 1 < k && points[first_rise + 1].y - points[first_rise].y <= tolerance) ++first_rise;
+  std::size_t longest_pause = 0;
+  for (std::size_t i = first_rise + 1; i < k;) {
+    std::size_t j = i + 1;
+    while (j < k && std::abs(points[j].y - points[i].y) <= tolerance) ++j;
+    longest_pause = std::max(longest_pause, j - i);
+    i = j;
+  }
+  // A series that rises in steps (a cache filled in batches, a buffer that doubles) ends on a flat
+  // stretch like the ones between its steps: a pause, not a plateau. Flat for more than twice as
+  // long as it ever paused is a plateau.
+  g.tail_is_pause = longest_pause >= 2 && final_flat <= 2 * longest_pause;
+  const bool rose = points.back().y - points.front().y >= static_cast<double>(options.growth_min_rise_bytes);
+  const bool slow_tail =
+      g.tail_slope_bytes_per_iteration < options.tail_min_slope_ratio * std::max(g.slope_bytes_per_iteration, 0.0) ||
+      g.tail_slope_bytes_per_iteration < options.growth_min_bytes_per_iteration;
+  const bool long_flat_end =
+      final_flat >= std::max<std::size_t>(3, static_cast<std::size_t>(std::ceil(0.1 * static_cast<double>(n))));
+  if (rose && !g.tail_is_pause && (slow_tail || long_flat_end)) {
+    g.plateau_iteration = static_cast<std::uint64_t>(points[k].x);
+  }
+  return g;
+}
+
+// Growth that began late in the run, which a fit over the whole run dilutes: the stretch after the
+// best hinge (flat, then a straight rise; least squares over every start that leaves at least a
+// tenth of the samples), if that stretch is growth and ends above anything before it.
+std::optional<GrowthFigures> late_growth(std::span<const Point> points, const ClassifierOptions& options) {
+  const std::size_t n = points.size();
+  const std::size_t shortest = std::max<std::size_t>(
+      {options.min_growth_samples, 3, static_cast<std::size_t>(std::ceil(0.1 * static_cast<double>(n)))});
+  if (n < shortest + 2) return std::nullopt;
+  double sum_y = 0, sum_yy = 0;
+  for (const Point& p : points) sum_y += p.y, sum_yy += p.y * p.y;
+  const double count = static_cast<double>(n);
+  double best_sse = std::numeric_limits<double>::infinity();
+  std::size_t best = 0;
+  // Sums over the stretch from k on, so each hinge costs O(1): h = x - x_k there, 0 before.
+  double tail_x = 0, tail_xx = 0, tail_xy = 0, tail_y = 0;
+  for (std::size_t k = n; k-- > 1;) {
+    const Point& p = points[k];
+    tail_x += p.x, tail_xx += p.x * p.x, tail_xy += p.x * p.y, tail_y += p.y;
+    if (k + shortest > n) continue;
+    const double m = static_cast<double>(n - k);
+    const double sh = tail_x - m * p.x;
+    const double shh = tail_xx - 2 * p.x * tail_x + m * p.x * p.x;
+    const double shy = tail_xy - p.x * tail_y;
+    const double var_h = shh - sh * sh / count;
+    if (var_h <= 0) continue;
+    const double cov = shy - sh * sum_y / count;
+    const double sse = sum_yy - sum_y * sum_y / count - cov * cov / var_h;
+    if (sse <= best_sse) best_sse = sse, best = k;  // ties go to the earliest start
+  }
+  if (best == 0) return std::nullopt;
+  GrowthFigures g = fit_stretch(points.subspan(best), options);
+  double before = points.front().y;
+  for (std::size_t i = 0; i < best; ++i) before = std::max(before, points[i].y);
+  if (!is_growth(g, options) || points.back().y < before + static_cast<double>(options.growth_min_rise_bytes)) {
+    return std::nullopt;
+  }
+  g.late_onset = true;
+  return g;
+}
+
+}  // namespace
+
 GrowthFigures fit_growth(const std::vector<std::uint64_t>& iterations,
                          const std::vector<std::int64_t>& values, std::uint64_t total_iterations,
                          const ClassifierOptions& options) {
-  GrowthFigures g;
   const auto warmup = std::max<std::uint64_t>(
       options.min_warmup_iterations,
       static_cast<std::uint64_t>(std::ceil(options.warmup_fraction * static_cast<double>(total_iterations))));
@@ -81,38 +191,20 @@ GrowthFigures fit_growth(const std::vector<std::uint64_t>& iterations,
       points.push_back({static_cast<double>(iterations[i]), static_cast<double>(values[i])});
     }
   }
-  g.samples = points.size();
-  if (points.size() < std::max<std::size_t>(options.min_growth_samples, 3)) return g;
-  g.assessed = true;
-  g.first_iteration = static_cast<std::uint64_t>(points.front().x);
-  g.last_iteration = static_cast<std::uint64_t>(points.back().x);
-  const TrendFit fit = fit_trend(points);
-  g.slope_bytes_per_iteration = fit.slope;
-  g.confidence = fit.tau;
-  g.rise_bytes = static_cast<std::int64_t>(fit.slope * (points.back().x - points.front().x));
-
-  const std::size_t tail_n = std::max<std::size_t>(
-      3, static_cast<std::size_t>(std::ceil(options.tail_fraction * static_cast<double>(points.size()))));
-  const std::span<const Point> tail(points.data() + points.size() - std::min(tail_n, points.size()),
-                                    std::min(tail_n, points.size()));
-  g.tail_slope_bytes_per_iteration = fit_trend(tail).slope;
-
-  // Plateau: the series rose by a meaningful amount and its tail stopped rising. It flattened at
-  // the first sample from which every later one stays within 2% of the range of the end level.
-  double low = points.front().y, high = points.front().y;
-  for (const Point& p : points) low = std::min(low, p.y), high = std::max(high, p.y);
-  const double range = high - low;
-  const bool rose = points.back().y - points.front().y >= static_cast<double>(options.growth_min_rise_bytes);
-  const bool flat_tail =
-      g.tail_slope_bytes_per_iteration < options.tail_min_slope_ratio * std::max(g.slope_bytes_per_iteration, 0.0) ||
-      g.tail_slope_bytes_per_iteration < options.growth_min_bytes_per_iteration;
-  if (rose && flat_tail) {
-    const double level = points.back().y, tolerance = 0.02 * range;
-    std::size_t k = points.size() - 1;
-    while (k > 0 && std::abs(points[k - 1].y - level) <= tolerance) --k;
-    g.plateau_iteration = static_cast<std::uint64_t>(points[k].x);
+  if (points.size() < std::max<std::size_t>(options.min_growth_samples, 3)) {
+    GrowthFigures g;
+    g.samples = points.size();
+    return g;
   }
-  return g;
+  const GrowthFigures whole = fit_stretch(points, options);
+  // A flat series has nothing late to find; most sites of a program are flat.
+  if (whole.confidence == 0 && whole.slope_bytes_per_iteration == 0) return whole;
+  // A rise that began late is told by its own slope: the whole run's would dilute it (or miss it).
+  const auto late = late_growth(points, options);
+  if (late && (!is_growth(whole, options) || late->slope_bytes_per_iteration >= 2 * whole.slope_bytes_per_iteration)) {
+    return *late;
+  }
+  return whole;
 }
 
 std::uint64_t iterations_needed_for_growth(const ClassifierOptions& options) {
@@ -126,27 +218,49 @@ std::uint64_t iterations_needed_for_growth(const ClassifierOptions& options) {
 
 namespace {
 
-bool is_growth(const GrowthFigures& g, const ClassifierOptions& o) {
-  return g.assessed && !g.plateau_iteration && g.slope_bytes_per_iteration >= o.growth_min_bytes_per_iteration &&
-         g.confidence >= o.growth_min_confidence && g.rise_bytes >= o.growth_min_rise_bytes &&
-         g.tail_slope_bytes_per_iteration >= o.tail_min_slope_ratio * g.slope_bytes_per_iteration;
-}
-
 bool is_retained(const RetainedFigures& r, const ClassifierOptions& o) {
   return r.measured && r.peak_dead_bytes >= o.retained_min_bytes && r.drag_share >= o.retained_min_drag_share &&
          r.drag_iterations_max >= o.retained_min_drag_iterations && r.drag_ops_max >= o.retained_min_drag_ops;
 }
 
 std::string growth_reason(const GrowthFigures& g) {
+  if (g.late_onset) {
+    return printf_string("live bytes rise %s per iteration since iteration %llu, level before it (iterations %llu-%llu, tau %.2f)",
+                         bytes(g.slope_bytes_per_iteration).c_str(), static_cast<unsigned long long>(g.first_iteration),
+                         static_cast<unsigned long long>(g.first_iteration),
+                         static_cast<unsigned long long>(g.last_iteration), g.confidence);
+  }
   return printf_string("live bytes rise %s per iteration over iterations %llu-%llu (tau %.2f)",
                 bytes(g.slope_bytes_per_iteration).c_str(), static_cast<unsigned long long>(g.first_iteration),
                 static_cast<unsigned long long>(g.last_iteration), g.confidence);
 }
 
+// Why a series that trends up is still not growth: the threshold it missed, with the figure.
+std::string below_threshold(const GrowthFigures& g, const ClassifierOptions& o) {
+  const std::string rise = printf_string("rises %s per iteration over iterations %llu-%llu (tau %.2f)",
+                                         bytes(g.slope_bytes_per_iteration).c_str(),
+                                         static_cast<unsigned long long>(g.first_iteration),
+                                         static_cast<unsigned long long>(g.last_iteration), g.confidence);
+  if (g.slope_bytes_per_iteration < o.growth_min_bytes_per_iteration) {
+    return rise + ", below the " + bytes(o.growth_min_bytes_per_iteration) + " per iteration growth needs";
+  }
+  if (g.rise_bytes < o.growth_min_rise_bytes) {
+    return rise + ", " + bytes(static_cast<double>(g.rise_bytes)) + " in all: below the " +
+           bytes(static_cast<double>(o.growth_min_rise_bytes)) + " rise growth needs";
+  }
+  return rise + ", but only " + bytes(g.tail_slope_bytes_per_iteration) +
+         " per iteration at the end of the run: slowing, not growth";
+}
+
+bool trends_up(const GrowthFigures& g, const ClassifierOptions& o) {
+  return g.slope_bytes_per_iteration > 0 &&
+         (g.confidence >= o.growth_min_confidence || (g.confidence > 0 && g.trend_z >= o.growth_min_trend_z));
+}
+
 std::string bounded_reason(const SiteFinding& f, RunEnd end, const ClassifierOptions& options) {
   if (f.growth.plateau_iteration) {
     return printf_string("rose by %s, then flat from iteration %llu (plateau at %s)",
-                  bytes(static_cast<double>(f.growth.rise_bytes)).c_str(),
+                  bytes(f.growth.net_change_bytes).c_str(),
                   static_cast<unsigned long long>(*f.growth.plateau_iteration),
                   bytes(static_cast<double>(f.final_live_bytes)).c_str());
   }
@@ -162,8 +276,9 @@ std::string bounded_reason(const SiteFinding& f, RunEnd end, const ClassifierOpt
                          static_cast<unsigned long long>(f.growth.samples),
                          static_cast<unsigned long long>(iterations_needed_for_growth(options)));
   }
-  return printf_string("peak %s live, %s; no trend across iterations",
-                       bytes(static_cast<double>(f.peak_live_bytes)).c_str(), left.c_str());
+  const std::string head = printf_string("peak %s live, %s; ", bytes(static_cast<double>(f.peak_live_bytes)).c_str(), left.c_str());
+  if (trends_up(f.growth, options)) return head + below_threshold(f.growth, options);
+  return head + printf_string("no trend across iterations (tau %.2f)", f.growth.confidence);
 }
 
 }  // namespace
@@ -185,12 +300,10 @@ Diagnosis classify(const Recording& rec, const ClassifierOptions& options) {
   d.total_growth = fit_growth(iterations, totals, rec.iterations, options);
   {
     RetainedFigures& r = d.total_retained;
-    r.measured = std::any_of(rec.sites.begin(), rec.sites.end(),
-                             [](const SiteRecord& s) { return s.blocks_with_uses > 0; });
-    r.peak_dead_bytes = rec.total_dead.peak(rec.end_clock);
-    r.peak_if_freed_at_last_use_bytes =
-        std::min(peak_ideal(rec.total_live, rec.total_dead, rec.end_clock), rec.peak_live_bytes);
-    r.resolution_ops = std::max(rec.total_live.resolution(), rec.total_dead.resolution());
+    r.measured = rec.drag_measured;
+    r.peak_dead_bytes = rec.total_dead.peak(rec.ended_at.event);
+    r.peak_if_freed_at_last_use_bytes = rec.total_needed.peak(rec.ended_at.event);
+    r.resolution_events = std::max(rec.total_needed.resolution(), rec.total_dead.resolution());
     double weighted = 0, weight = 0, lifetime = 0;
     for (const SiteRecord& s : rec.sites) {
       r.drag_ops_max = std::max(r.drag_ops_max, s.drag_ops_max);
@@ -237,7 +350,7 @@ Diagnosis classify(const Recording& rec, const ClassifierOptions& options) {
     if (!constant) f.mark_live_bytes = series;
     if (last_not_kept) series.push_back(s.last_mark_live_bytes);
     f.growth = fit_growth(iterations, series, rec.iterations, options);
-    f.retained = retained_figures(s, rec.end_clock);
+    f.retained = retained_figures(s, rec);
 
     if (f.leaked_bytes >= options.leak_min_bytes) {
       f.verdict = Verdict::kLeak;

@@ -7,6 +7,7 @@ namespace tleak::diagnosis {
 
 Recorder::Recorder(std::vector<AllocatorInfo> allocators, RecorderLimits limits)
     : allocator_count_(allocators.size()), limits_(limits), recording_(limits.total_points) {
+  recording_.drag_measured = limits.uses_reported && limits.site_timelines;
   for (AllocatorInfo& allocator : allocators) {
     recording_.allocator_names.push_back(std::move(allocator.name));
     recording_.allocator_spaces.push_back(allocator.space);
@@ -41,15 +42,15 @@ void Recorder::on_allocate(const BlockInfo& block) {
   const std::size_t a = allocator_index(block.allocator);
   SiteRecord& s = site(block.site, a);
   const auto size = static_cast<std::int64_t>(block.size);
-  const std::uint64_t t = block.allocated.clock;
+  const std::uint64_t t = block.allocated.event;
   ++s.allocations;
   s.bytes_allocated += block.size;
   s.live_bytes += size;
   ++s.live_blocks;
   s.peak_live_bytes = std::max(s.peak_live_bytes, s.live_bytes);
   touch(s);
-  if (limits_.site_timelines) s.live.add_from(t, size);
-  recording_.total_live.add_from(t, size);
+  if (limits_.site_timelines) s.needed.add_from(t, size);
+  recording_.total_needed.add_from(t, size);
   ++recording_.allocations;
   live_bytes_ += size;
   ++live_blocks_;
@@ -69,21 +70,25 @@ void Recorder::on_free(const FreeEvent& event) {
   s.live_bytes -= size;
   --s.live_blocks;
   touch(s);
-  if (limits_.site_timelines) s.live.add_after(event.freed.clock, -size);
-  recording_.total_live.add_after(event.freed.clock, -size);
-  if (block.uses > 0) {
+  // Without uses a block is needed until its free; with them, through its last use (never used:
+  // only at its allocation).
+  const std::uint64_t unneeded = limits_.uses_reported ? block.last_use.event + 1 : event.freed.event;
+  if (limits_.site_timelines) s.needed.add_from(unneeded, -size);
+  recording_.total_needed.add_from(unneeded, -size);
+  if (limits_.uses_reported) {
     const std::uint64_t drag_ops = event.freed.clock - block.last_use.clock;
     const std::uint64_t drag_iterations = event.freed.iteration - block.last_use.iteration;
-    ++s.blocks_with_uses;
     s.drag_ops_max = std::max(s.drag_ops_max, drag_ops);
     s.drag_iterations_max = std::max(s.drag_iterations_max, drag_iterations);
     s.drag_ops_weighted_sum += static_cast<double>(block.size) * static_cast<double>(drag_ops);
     s.lifetime_ops_weighted_sum +=
         static_cast<double>(block.size) * static_cast<double>(event.freed.clock - block.allocated.clock);
     s.drag_weight_bytes += block.size;
-    // Dead from the op after its last use through the op at which it was freed.
-    if (limits_.site_timelines) s.dead.add_interval(block.last_use.clock + 1, event.freed.clock, size);
-    recording_.total_dead.add_interval(block.last_use.clock + 1, event.freed.clock, size);
+    // Held dead from the event after its last use until its free, if an op began in between.
+    if (drag_ops > 0) {
+      if (limits_.site_timelines) s.dead.add_interval(block.last_use.event + 1, event.freed.event - 1, size);
+      recording_.total_dead.add_interval(block.last_use.event + 1, event.freed.event - 1, size);
+    }
   }
   ++recording_.frees;
   live_bytes_ -= size;
@@ -186,36 +191,38 @@ std::vector<std::int64_t> SiteRecord::series(std::size_t marks) const {
   return values;
 }
 
-Recording Recorder::snapshot(std::uint64_t clock) const {
+Recording Recorder::snapshot(Stamp now) const {
   std::lock_guard lock(lock_);
   Recording copy = recording_;
-  copy.end_clock = clock;
-  copy.final_mark = sample(copy.iterations, clock, {});
+  copy.ended_at = now;
+  copy.final_mark = sample(copy.iterations, now.clock, {});
   copy.end = RunEnd::kSnapshot;
   return copy;
 }
 
-Recording Recorder::finish(std::uint64_t clock, const std::vector<AllocatorStats>& stats,
+Recording Recorder::finish(Stamp at, const std::vector<AllocatorStats>& stats,
                            const std::vector<BlockInfo>& still_live, const std::vector<BlockInfo>& unfreed,
                            RunEnd end) {
   std::lock_guard lock(lock_);
   recording_.end = end;
-  recording_.end_clock = clock;
-  recording_.final_mark = sample(recording_.iterations, clock, stats);
+  recording_.ended_at = at;
+  recording_.final_mark = sample(recording_.iterations, at.clock, stats);
   for (const BlockInfo& block : unfreed) {
     recording_.unfreed.push_back({block.site, allocator_index(block.allocator), block.size, block.uses});
   }
   for (const BlockInfo& block : still_live) {
     const std::size_t a = allocator_index(block.allocator);
     recording_.leaked.push_back({block.site, a, block.size, block.uses});
-    if (block.uses > 0) {
+    if (limits_.uses_reported) {
       // Nothing frees it: dead from its last use to the end of the run.
       const auto size = static_cast<std::int64_t>(block.size);
       SiteRecord& s = site(block.site, a);
-      if (limits_.site_timelines) s.dead.add_interval(block.last_use.clock + 1, clock, size);
-      s.drag_ops_weighted_sum += static_cast<double>(block.size) * static_cast<double>(clock - block.last_use.clock);
-      s.lifetime_ops_weighted_sum += static_cast<double>(block.size) * static_cast<double>(clock - block.allocated.clock);
-      recording_.total_dead.add_interval(block.last_use.clock + 1, clock, size);
+      if (limits_.site_timelines) s.needed.add_from(block.last_use.event + 1, -size);
+      recording_.total_needed.add_from(block.last_use.event + 1, -size);
+      if (limits_.site_timelines) s.dead.add_interval(block.last_use.event + 1, at.event, size);
+      s.drag_ops_weighted_sum += static_cast<double>(block.size) * static_cast<double>(at.clock - block.last_use.clock);
+      s.lifetime_ops_weighted_sum += static_cast<double>(block.size) * static_cast<double>(at.clock - block.allocated.clock);
+      recording_.total_dead.add_interval(block.last_use.event + 1, at.event, size);
     }
   }
   for (std::size_t a = 0; a < stats.size() && a < allocator_count_; ++a) {

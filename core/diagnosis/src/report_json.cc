@@ -56,10 +56,11 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(GrowthFigures, assessed, slope_bytes_per_iter
                                    first_iteration, last_iteration, plateau_iteration)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RetainedFigures, measured, drag_ops_max, drag_iterations_max,
                                    drag_ops_mean, drag_share, peak_dead_bytes, peak_if_freed_at_last_use_bytes,
-                                   resolution_ops)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ClassifierOptions, warmup_fraction, min_warmup_iterations,
+                                   resolution_events)
+// With defaults: a report written before an option existed was judged without it.
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ClassifierOptions, warmup_fraction, min_warmup_iterations,
                                    min_growth_samples, growth_min_bytes_per_iteration,
-                                   growth_min_confidence, growth_min_rise_bytes, tail_fraction,
+                                   growth_min_confidence, growth_min_trend_z, growth_min_rise_bytes, tail_fraction,
                                    tail_min_slope_ratio, retained_min_bytes, retained_min_drag_share,
                                    retained_min_drag_iterations, retained_min_drag_ops, leak_min_bytes)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ProgramInfo, command, pid, exit_status, exit_signal,

@@ -1,6 +1,7 @@
 #include "tleak/diagnosis/robust_fit.h"
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 namespace tleak::diagnosis {
@@ -34,7 +35,7 @@ TrendFit fit_trend(std::span<const Point> all, std::size_t max_points) {
   }
   std::vector<double> slopes;
   slopes.reserve(points.size() * (points.size() - 1) / 2);
-  std::int64_t concordant = 0, discordant = 0, pairs = 0;
+  std::int64_t concordant = 0, discordant = 0, pairs = 0, tied_y = 0;
   for (std::size_t i = 0; i < points.size(); ++i) {
     for (std::size_t j = i + 1; j < points.size(); ++j) {
       const double dx = points[j].x - points[i].x;
@@ -44,6 +45,7 @@ TrendFit fit_trend(std::span<const Point> all, std::size_t max_points) {
       ++pairs;
       if (dy * dx > 0) ++concordant;
       if (dy * dx < 0) ++discordant;
+      if (dy == 0) ++tied_y;
     }
   }
   if (slopes.empty()) return fit;
@@ -52,7 +54,10 @@ TrendFit fit_trend(std::span<const Point> all, std::size_t max_points) {
   intercepts.reserve(points.size());
   for (const Point& p : points) intercepts.push_back(p.y - fit.slope * p.x);
   fit.intercept = median(intercepts);
-  fit.tau = static_cast<double>(concordant - discordant) / static_cast<double>(pairs);
+  const double untied = static_cast<double>(pairs - tied_y);
+  fit.tau = untied <= 0 ? 0 : static_cast<double>(concordant - discordant) / std::sqrt(static_cast<double>(pairs) * untied);
+  const double n = static_cast<double>(points.size());
+  fit.z = static_cast<double>(concordant - discordant) / std::sqrt(n * (n - 1) * (2 * n + 5) / 18);
   return fit;
 }
 

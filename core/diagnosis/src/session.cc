@@ -91,7 +91,7 @@ void run_instrumented(const Workload& workload, const SessionOptions& options, R
   if (options.track) {
     allocators.context->set_sink(nullptr);
     const Recording rec =
-        recorder->finish(allocators.context->clock().now(), allocators.stats(), allocators.still_live());
+        recorder->finish(allocators.context->now(), allocators.stats(), allocators.still_live());
     Symbolizer symbolizer;
     const TrackingContext& tracking = *allocators.context;
     fill_report(report, rec, options.thresholds, allocators.stats(),

@@ -79,9 +79,9 @@ std::vector<Tensor> grad_transpose(std::span<const Tensor>, const Tensor&, const
 std::vector<Tensor> grad_broadcast_to(std::span<const Tensor> in, const Tensor&, const Tensor& g, const Attrs&) {
   return {reshape(reduce_sum(g), in[0].shape())};
 }
-std::vector<Tensor> grad_stack(std::span<const Tensor> in, const Tensor& out, const Tensor& g, const Attrs& attrs) {
+std::vector<Tensor> grad_stack(std::span<const Tensor> in, const Tensor&, const Tensor& g, const Attrs& attrs) {
   std::vector<Tensor> grads;
-  const auto axis = attrs.axis < 0 ? attrs.axis + out.rank() : attrs.axis;
+  const auto axis = attrs.axis < 0 ? attrs.axis + in[0].rank() + 1 : attrs.axis;
   for (std::size_t i = 0; i < in.size(); ++i) {
     Attrs take;
     take.axis = axis;
@@ -91,9 +91,9 @@ std::vector<Tensor> grad_stack(std::span<const Tensor> in, const Tensor& out, co
   }
   return grads;
 }
-std::vector<Tensor> grad_concat(std::span<const Tensor> in, const Tensor& out, const Tensor& g, const Attrs& attrs) {
+std::vector<Tensor> grad_concat(std::span<const Tensor> in, const Tensor&, const Tensor& g, const Attrs& attrs) {
   std::vector<Tensor> grads;
-  const auto axis = attrs.axis < 0 ? attrs.axis + out.rank() : attrs.axis;
+  const auto axis = attrs.axis < 0 ? attrs.axis + in[0].rank() : attrs.axis;
   std::int64_t begin = 0;
   for (const Tensor& t : in) {
     Attrs slice;

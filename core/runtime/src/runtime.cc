@@ -26,10 +26,11 @@ Tensor Runtime::empty(const TensorSpec& spec, const char* tag) {
                                          spec.placement, tag));
 }
 
-Tensor Runtime::wrap(float* data, Shape shape) {
+Tensor Runtime::wrap(float* data, Shape shape, const Allocator* owner) {
   const auto bytes = static_cast<std::size_t>(num_elements(shape)) * sizeof(float);
-  return Tensor::concrete({std::move(shape), DType::kFloat32, Placement::kHost},
-                          std::make_shared<Buffer>(*this, nullptr, data, bytes, Placement::kHost));
+  auto buffer = std::make_shared<Buffer>(*this, nullptr, data, bytes, Placement::kHost);
+  if (owner != nullptr) buffer->set_tracked_block(owner, data);
+  return Tensor::concrete({std::move(shape), DType::kFloat32, Placement::kHost}, std::move(buffer));
 }
 
 Generator& Runtime::generator() {

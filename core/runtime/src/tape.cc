@@ -25,7 +25,11 @@ void GradientTape::record(const detail::OpDef& op, const std::vector<Tensor>& in
   if (!recording_ || op.grad == nullptr) return;
   const bool relevant = std::any_of(inputs.begin(), inputs.end(), [&](const Tensor& t) { return watching(t.id()); });
   if (!relevant) return;
-  entries_.push_back({&op, inputs, attrs, output});
+  std::vector<Tensor> held = inputs;
+  if (!op.grad_reads_inputs) {
+    for (Tensor& t : held) t = t.shape_only();
+  }
+  entries_.push_back({&op, std::move(held), attrs, output.id(), op.grad_reads_output ? output : Tensor()});
   watched_.insert(output.id());
 }
 
@@ -39,7 +43,7 @@ std::vector<Tensor> GradientTape::gradient(const Tensor& target, const std::vect
   // d(sum of target)/d(target) is one everywhere.
   grads[target.id()] = fill(rt_, target.shape(), 1.0f);
   for (auto e = entries_.rbegin(); e != entries_.rend(); ++e) {
-    const auto found = grads.find(e->output.id());
+    const auto found = grads.find(e->output_id);
     if (found == grads.end()) continue;
     const std::vector<Tensor> input_grads = e->op->grad(e->inputs, e->output, found->second, e->attrs);
     for (std::size_t i = 0; i < e->inputs.size() && i < input_grads.size(); ++i) {

@@ -68,6 +68,13 @@ Tensor Tensor::symbolic(TensorSpec spec, Graph& graph, int node) {
   return t;
 }
 
+Tensor Tensor::shape_only() const {
+  Tensor t;
+  t.spec_ = spec_;
+  t.id_ = id_;
+  return t;
+}
+
 Tensor Tensor::with_shape(Shape shape) const {
   Tensor t = *this;
   t.spec_.shape = std::move(shape);

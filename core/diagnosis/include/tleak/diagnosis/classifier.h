@@ -29,17 +29,24 @@ struct ClassifierOptions {
   std::size_t min_growth_samples = 5;
   double growth_min_bytes_per_iteration = 1.0;
   double growth_min_confidence = 0.6;  // Kendall's tau of live bytes against iteration
+  // ...or, with a weaker tau, a trend this many standard deviations from chance (a long run
+  // under noise).
+  double growth_min_trend_z = 4.0;
   std::int64_t growth_min_rise_bytes = 4096;
   // The last `tail_fraction` of the fitted samples must still rise at `tail_min_slope_ratio` of the
-  // overall slope; a site that flattened there is bounded with a plateau.
+  // overall slope (unless the run ends on a pause like those between its earlier steps); a site
+  // that flattened there, or ends flat for more than a tenth of the run and twice any earlier
+  // pause, is bounded with a plateau.
   double tail_fraction = 0.3;
   double tail_min_slope_ratio = 0.25;
   // Retained: dead-but-held bytes reach this many; blocks spend this share of their lifetime (by
-  // bytes) dead; and some block is carried dead across this many iteration marks and this many
-  // ops. Shorter drag is reported but is not a verdict: it is how a loop body works.
+  // bytes) dead; and some block is held dead for this many ops (and across this many iteration
+  // marks, 0 by default: 8 MiB dead for most of every step is retained though no mark passes).
+  // Shorter drag is reported but is not a verdict: a result read by the next op is how a loop
+  // body works.
   std::int64_t retained_min_bytes = 16 * 1024;
-  double retained_min_drag_share = 0.5;
-  std::uint64_t retained_min_drag_iterations = 1;
+  double retained_min_drag_share = 0.25;
+  std::uint64_t retained_min_drag_iterations = 0;
   std::uint64_t retained_min_drag_ops = 16;
   std::int64_t leak_min_bytes = 1;
 };
@@ -54,17 +61,24 @@ struct GrowthFigures {
   std::uint64_t first_iteration = 0;
   std::uint64_t last_iteration = 0;
   std::optional<std::uint64_t> plateau_iteration;
+  // Not in the report (the reason says them): how far from chance the trend is, whether the
+  // series ended on a pause like those between its earlier steps, and whether the figures are
+  // of a rise that began late in the run (first_iteration is its start) rather than the whole run.
+  double trend_z = 0;
+  double net_change_bytes = 0;  // last fitted sample minus the first
+  bool tail_is_pause = false;
+  bool late_onset = false;
 };
 
 struct RetainedFigures {
-  bool measured = false;  // the runtime reported uses for this site's blocks
+  bool measured = false;  // drag was measured for some freed block (the source reports uses)
   std::uint64_t drag_ops_max = 0;
   std::uint64_t drag_iterations_max = 0;
   double drag_ops_mean = 0;  // weighted by bytes
   double drag_share = 0;     // share of the blocks' lifetime (weighted by bytes) spent dead
   std::int64_t peak_dead_bytes = 0;
   std::int64_t peak_if_freed_at_last_use_bytes = 0;
-  std::uint64_t resolution_ops = 1;
+  std::uint64_t resolution_events = 1;  // events between timeline points; 1 is exact
 };
 
 struct SiteFinding {

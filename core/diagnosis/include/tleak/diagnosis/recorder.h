@@ -21,11 +21,13 @@ namespace tleak::diagnosis {
 
 struct RecorderLimits {
   std::size_t max_mark_samples = 512;   // per series; thinned beyond
-  // Per-site op-clock timelines (dead bytes, the peak freed-at-last-use): only a source that
-  // reports uses needs them (a program's agent does not).
+  // Whether the source reports uses of blocks (the tensor runtime does; a program's agent does
+  // not): without them no block can be called dead before its free.
+  bool uses_reported = true;
+  // Per-site event timelines (dead bytes, the peak freed-at-last-use): only useful with uses.
   bool site_timelines = true;
-  std::size_t site_points = 512;        // op-clock points per site timeline
-  std::size_t total_points = 4096;      // op-clock points for the whole-run timeline
+  std::size_t site_points = 512;        // event points per site timeline
+  std::size_t total_points = 4096;      // event points for the whole-run timeline
 };
 
 // What one iteration mark saw.
@@ -47,14 +49,16 @@ struct SiteRecord {
   std::int64_t live_bytes = 0;
   std::int64_t live_blocks = 0;
   std::int64_t peak_live_bytes = 0;
-  // Drag of freed blocks that recorded at least one use: free minus last use.
-  std::uint64_t blocks_with_uses = 0;
+  // Drag of freed blocks (free minus last use), when the source reports uses.
   std::uint64_t drag_ops_max = 0;
   std::uint64_t drag_iterations_max = 0;
   double drag_ops_weighted_sum = 0;      // sum of size * drag_ops, for the byte-weighted mean
   double lifetime_ops_weighted_sum = 0;  // sum of size * (free - allocation), same blocks
   std::uint64_t drag_weight_bytes = 0;
-  PointTimeline live;
+  // Over the event order: bytes still needed (from allocation through last use: what would be
+  // live had every block been freed right after its last use), and bytes dead but held across
+  // at least one op boundary (a block freed inside the op that last used it was never held).
+  PointTimeline needed;
   PointTimeline dead;
   // Live bytes at the kept marks, stored only once they vary (most sites of a program never do):
   // while `mark_live_bytes` is empty the site read 0 at every kept mark before `first_mark` and
@@ -71,7 +75,7 @@ struct SiteRecord {
   // Whether series() is the same value at every mark.
   bool flat() const { return !varies && first_mark == 0; }
 
-  SiteRecord(SiteId id, std::size_t points) : site(id), live(points), dead(points) {}
+  SiteRecord(SiteId id, std::size_t points) : site(id), needed(points), dead(points) {}
 };
 
 struct LeakedBlock {
@@ -98,7 +102,7 @@ struct Recording {
   std::uint64_t iterations = 0;   // iteration marks seen
   MarkSample last_mark;           // the last iteration mark, even when thinning did not keep it
   MarkSample final_mark;          // after teardown
-  std::uint64_t end_clock = 0;
+  Stamp ended_at;  // when finish() or snapshot() was called
   std::vector<SiteRecord> sites;  // indexed by SiteId
   std::vector<std::int64_t> allocator_peak_live_bytes;
   std::vector<std::int64_t> allocator_peak_reserved_bytes;
@@ -106,14 +110,16 @@ struct Recording {
   std::uint64_t allocations = 0;
   std::uint64_t frees = 0;
   std::int64_t peak_live_bytes = 0;
-  PointTimeline total_live;
+  PointTimeline total_needed;
   PointTimeline total_dead;
   std::vector<LeakedBlock> leaked;
   // Still allocated at the end but not leaked: reachable at a program's exit, or not judged.
   std::vector<LeakedBlock> unfreed;
   RunEnd end = RunEnd::kTeardown;
+  // The source reported uses and per-site timelines were kept: drag and dead bytes are measured.
+  bool drag_measured = true;
 
-  explicit Recording(std::size_t points) : total_live(points), total_dead(points) {}
+  explicit Recording(std::size_t points) : total_needed(points), total_dead(points) {}
 };
 
 class Recorder final : public EventSink {
@@ -132,11 +138,11 @@ class Recorder final : public EventSink {
   void clear_marks();
   // After teardown: `leaked` are true leaks; `unfreed` were still allocated but are not leaks (see
   // RunEnd). Ends the recording.
-  Recording finish(std::uint64_t clock, const std::vector<AllocatorStats>& stats,
+  Recording finish(Stamp at, const std::vector<AllocatorStats>& stats,
                    const std::vector<BlockInfo>& leaked, const std::vector<BlockInfo>& unfreed = {},
                    RunEnd end = RunEnd::kTeardown);
   // The recording so far, as if it ended now with nothing leaked; the recorder goes on.
-  Recording snapshot(std::uint64_t clock) const;
+  Recording snapshot(Stamp now) const;
 
  private:
   std::size_t allocator_index(AllocatorId allocator) const;

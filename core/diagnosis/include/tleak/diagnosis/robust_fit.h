@@ -16,7 +16,13 @@ struct Point {
 struct TrendFit {
   double slope = 0;      // Theil-Sen: median of (y_j - y_i) / (x_j - x_i), i < j
   double intercept = 0;  // median of y_i - slope * x_i
-  double tau = 0;        // Kendall's tau-a in [-1, 1]: +1 when every later point is higher
+  // Kendall's tau-b in [-1, 1]: +1 when every later point is higher or equal (ties in y, the flat
+  // stretches of a series that rises in steps, do not count against it).
+  double tau = 0;
+  // How unlikely a tau this far from 0 is for a series without trend, in standard deviations
+  // (Kendall's S over its no-trend standard deviation): grows with the points, so a long noisy
+  // series can show a trend its tau alone would not.
+  double z = 0;
   std::size_t points = 0;
 };
 

@@ -34,8 +34,9 @@ class Runtime {
   Allocator& allocator(Placement placement) { return placement == Placement::kHost ? host_ : device_; }
   std::shared_ptr<Buffer> allocate(std::size_t bytes, Placement placement, const char* tag = "tensor");
   Tensor empty(const TensorSpec& spec, const char* tag = "tensor");
-  // Wraps a caller's host array without copying; the caller keeps it alive and owns it.
-  Tensor wrap(float* data, Shape shape);
+  // Wraps a caller's host array without copying; the caller keeps it alive and owns it. Uses of
+  // the tensor are uses of the array's block from `owner`, when given.
+  Tensor wrap(float* data, Shape shape, const Allocator* owner = nullptr);
 
   void begin_op(std::string_view name) {
     if (observer_ != nullptr) observer_->on_op(name);
@@ -46,6 +47,10 @@ class Runtime {
     }
   }
   void use(const Tensor& tensor) { use(*tensor.buffer()); }
+  // A kernel's own buffer (scratch, a host array) read or written by the current op.
+  void use(const Allocator& owner, const void* block) {
+    if (observer_ != nullptr) observer_->on_use(owner, block);
+  }
 
   Generator& generator();
   VariableRegistry& variables();

@@ -1,6 +1,6 @@
 // Reverse-mode gradients of eager ops. While a tape is alive it records every op one of whose
 // inputs it watches (watched tensors, trainable variables read, and what recorded ops produce),
-// holding those inputs and outputs until the gradient is taken. A non-persistent tape lets them go
+// holding those inputs (and the outputs a gradient reads) until the gradient is taken. A non-persistent tape lets them go
 // after its one gradient() call; a persistent one keeps them until it is destroyed.
 #pragma once
 
@@ -41,7 +41,8 @@ class GradientTape {
     const detail::OpDef* op;
     std::vector<Tensor> inputs;
     detail::Attrs attrs;
-    Tensor output;
+    std::uint64_t output_id;
+    Tensor output;  // held only when the gradient reads it (OpDef::grad_reads_output)
   };
   Runtime& rt_;
   bool persistent_;

@@ -121,6 +121,9 @@ class Tensor {
   static Tensor symbolic(TensorSpec spec, Graph& graph, int node);
   // Same buffer, different shape (reshape shares bytes); keeps a new identity.
   Tensor with_shape(Shape shape) const;
+  // The spec and identity without the values: what a gradient that reads only shapes needs, so a
+  // tape need not keep the bytes alive. Not defined(); reading its values throws.
+  Tensor shape_only() const;
 
  private:
   TensorSpec spec_;

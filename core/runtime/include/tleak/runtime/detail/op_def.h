@@ -48,6 +48,11 @@ struct OpDef {
   void (*binary_tile)(const float* x, bool x_scalar, const float* y, bool y_scalar, float* out,
                       std::int64_t n) = nullptr;
   GradFn grad = nullptr;
+  // What the gradient reads besides shapes: the inputs' values (mul, matmul) and the output's
+  // (exp, tanh). A tape keeps only those bytes alive, as TensorFlow's tape skips what a gradient
+  // never reads (its gradient exclusions) and PyTorch saves only what backward needs.
+  bool grad_reads_inputs = true;
+  bool grad_reads_output = false;
   bool produces_constant = false;  // the Const op: its value lives in attrs.value
 };
 
