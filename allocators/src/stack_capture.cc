@@ -34,9 +34,15 @@ int capture_stack(std::uintptr_t* out, int max_depth, int skip) {
   // write of uninitialised bytes; under Valgrind the toolchain's unwinder (libgcc's, linked ahead
   // of libunwind) takes its place, slower but clean. Outside Valgrind the check is one client
   // request, once. Both report this function's own frame first.
-  static const bool under_valgrind = RUNNING_ON_VALGRIND != 0;
+  // Under ThreadSanitizer too: libunwind's per-thread cache is torn down after TSan's thread
+  // state, and its destructor's lock then crashes the thread's exit.
+#if defined(TLEAK_TOOLCHAIN_UNWINDER)
+  static const bool use_toolchain_unwinder = true;
+#else
+  static const bool use_toolchain_unwinder = RUNNING_ON_VALGRIND != 0;
+#endif
   int got = 0;
-  if (under_valgrind) {
+  if (use_toolchain_unwinder) {
     Collected c{raw, wanted, 0};
     _Unwind_Backtrace(collect, &c);
     got = c.count;

@@ -1,11 +1,13 @@
 #include "tleak/symbolizer.h"
 
 #include <cxxabi.h>
+#include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
+#include <iterator>
 #include <string_view>
 #include <vector>
 
@@ -90,6 +92,50 @@ struct Symbolizer::Dwarf {
     }
     return nullptr;
   }
+  // libdw finds a line's compile unit through .debug_aranges, which clang does not emit (and
+  // elfutils 0.188 does not fall back without it): every address of a clang-built module reads
+  // "out of range". The module's compile units by address range, read once from their own ranges,
+  // answer instead.
+  struct UnitRange {
+    Dwarf_Addr begin, end;
+    Dwarf_Die unit;
+  };
+  std::unordered_map<Dwfl_Module*, std::vector<UnitRange>> unit_ranges;
+
+  // File and line of `pc` (a module-relative address as dwfl gives it), or false.
+  bool line_at(Dwfl_Module* module, Dwarf_Addr pc, std::string& file, int& line) {
+    if (Dwfl_Line* found = dwfl_module_getsrc(module, pc)) {
+      const char* name = dwfl_lineinfo(found, nullptr, &line, nullptr, nullptr, nullptr);
+      if (name == nullptr) return false;
+      file = name;
+      return true;
+    }
+    auto [it, fresh] = unit_ranges.try_emplace(module);
+    std::vector<UnitRange>& table = it->second;
+    Dwarf_Addr bias = 0;
+    if (fresh) {
+      Dwarf_Die* unit = nullptr;
+      while ((unit = dwfl_module_nextcu(module, unit, &bias)) != nullptr) {
+        Dwarf_Addr base = 0, begin = 0, end = 0;
+        for (ptrdiff_t offset = 0; (offset = dwarf_ranges(unit, offset, &base, &begin, &end)) > 0;) {
+          if (begin < end) table.push_back({begin, end, *unit});
+        }
+      }
+      std::sort(table.begin(), table.end(), [](const UnitRange& a, const UnitRange& b) { return a.begin < b.begin; });
+    }
+    if (table.empty() || dwfl_module_getdwarf(module, &bias) == nullptr) return false;
+    const Dwarf_Addr address = pc - bias;
+    auto after = std::upper_bound(table.begin(), table.end(), address,
+                                  [](Dwarf_Addr value, const UnitRange& r) { return value < r.begin; });
+    if (after == table.begin() || address >= std::prev(after)->end) return false;
+    Dwarf_Die unit = std::prev(after)->unit;
+    Dwarf_Line* found = dwarf_getsrc_die(&unit, address);
+    const char* name = found == nullptr ? nullptr : dwarf_linesrc(found, nullptr, nullptr);
+    if (name == nullptr || dwarf_lineno(found, &line) != 0) return false;
+    file = name;
+    return true;
+  }
+
   ~Dwarf() {
     if (dwfl != nullptr) dwfl_end(dwfl);
   }
@@ -139,13 +185,8 @@ const Frame& Symbolizer::symbolize(std::uintptr_t return_address) {
     }
     frame.module_offset = return_address - base;
     if (const char* name = dwarf_->function_at(module, pc)) frame.function = demangle(name);
-    if (Dwfl_Line* line = dwfl_module_getsrc(module, pc)) {
-      int line_number = 0;
-      if (const char* file = dwfl_lineinfo(line, nullptr, &line_number, nullptr, nullptr, nullptr)) {
-        frame.file = file;
-        frame.line = line_number;
-      }
-    }
+    int line = 0;
+    if (dwarf_->line_at(module, pc, frame.file, line)) frame.line = line;
   }
   return cache_.emplace(return_address, std::move(frame)).first->second;
 }

@@ -119,10 +119,11 @@ std::vector<Expectation> read_checks_file(const std::string& path) {
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range for a number too large
     throw CheckError(path + ": not JSON (" + std::string(e.what()) + ")");
   }
-  if (!j.is_object() || j.value("schema", "") != kChecksSchema) {
+  const auto schema = j.is_object() ? j.find("schema") : j.end();
+  if (!j.is_object() || schema == j.end() || !schema->is_string() || *schema != kChecksSchema) {
     throw CheckError(path + ": not a checks file (expected \"schema\": \"" + kChecksSchema + "\")");
   }
   if (!j.contains("checks") || !j["checks"].is_array()) throw CheckError(path + ": needs a \"checks\" array");

@@ -236,6 +236,11 @@ TEST(Check, BadChecksFilesAreRefused) {
       {R"({"schema": "tleak.checks/1", "checks": [{"scenario": "clean-loop", "mode": "jit"}]})", "does not run in mode 'jit'"},
       {R"({"schema": "tleak.checks/1", "checks": [{"scenario": "clean-loop", "expect": {"verdit": "leak"}}]})", "unknown field 'verdit'"},
       {R"({"schema": "tleak.checks/1", "checks": [{"scenario": "clean-loop", "expect": {"verdict": "awful"}}]})", "unknown verdict 'awful'"},
+      // Found by the fuzzer: a number too large for a double is not a parse error to the JSON
+      // library, and once ended the process.
+      {R"({"schema": "tleak.checks/1", "checks": [{"scenario": "clean-loop", "expect": {"max_leaked_bytes": 5e246976}}]})",
+       "not JSON"},
+      {R"({"schema": [{"expect": {"verdict": "bounded"}}]})", "not a checks file"},
   };
   for (const auto& c : cases) {
     const ProcessResult r = tleak({"check", "--checks", files.write("bad.json", c.text)});
@@ -243,6 +248,20 @@ TEST(Check, BadChecksFilesAreRefused) {
     EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
   }
   EXPECT_EQ(tleak({"check", "--update-baseline"}).exit_code, 2);
+}
+
+TEST(Check, ABaselineWithANumberTooLargeFailsItsCheckWithItsPath) {
+  // Found by the fuzzer: the JSON library reports such a number as out of range, not as a parse
+  // error, and it once ended tleak.
+  Files files;
+  const auto checks = files.write("checks.json", R"({"schema": "tleak.checks/1", "checks": [{"scenario": "clean-loop"}]})");
+  std::filesystem::create_directories(files.path("baselines"));
+  files.write("baselines/clean-loop.leaky.eager.json", R"({"schema": "tleak.report/1", "x": 1e999})");
+  const ProcessResult r = tleak({"check", "--checks", checks, "--baseline", files.path("baselines")});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("no usable baseline: " + files.path("baselines/clean-loop.leaky.eager.json") + ": not JSON"),
+            std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("0 passed, 1 failed"), std::string::npos) << r.out;
 }
 
 TEST(Check, BaselinesAreWrittenThenCompared) {

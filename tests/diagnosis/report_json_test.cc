@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
 #include "synthetic_run.h"
 #include "tleak/diagnosis/report_text.h"
@@ -109,6 +110,39 @@ TEST(ReportJson, NamesAMissingOrMistypedField) {
   j = to_json(sample_report());
   j["totals"]["leaked_bytes"] = "lots";
   EXPECT_THROW(report_from_json(j), ReportError);
+}
+
+// Found by the fuzzer under UBSan: the JSON library converts a fraction, or a number beyond the
+// field's range, into an integer field with undefined behaviour. The reader refuses them first.
+TEST(ReportJson, WholeNumberFieldsRefuseFractionsNegativesAndOverflow) {
+  const auto refused = [](const nlohmann::json& j, const std::string& message) {
+    try {
+      report_from_json(j);
+      ADD_FAILURE() << "accepted " << message;
+    } catch (const ReportError& e) {
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+    }
+  };
+  nlohmann::json j = to_json(sample_report());
+  j["sites"][0]["allocations"] = 5e84;
+  refused(j, "\"allocations\" must be a whole number");
+  j = to_json(sample_report());
+  j["timeline"]["stride"] = -1;
+  refused(j, "\"stride\" must not be negative");
+  j = to_json(sample_report());
+  j["totals"]["leaked_bytes"] = std::numeric_limits<std::uint64_t>::max();
+  refused(j, "\"leaked_bytes\" is out of range");
+  j = to_json(sample_report());
+  j["sites"][0]["growth"]["plateau_iteration"] = 2.5;
+  refused(j, "\"plateau_iteration\" must be a whole number");
+  j = to_json(sample_report());
+  j["sites"][0]["live_bytes_at_samples"] = {1, 2.5};
+  refused(j, "\"live_bytes_at_samples\" must be a whole number");
+  // Fractions stay fine where the figure is one, and negative slopes where it may be.
+  j = to_json(sample_report());
+  j["sites"][0]["growth"]["slope_bytes_per_iteration"] = -12.5;
+  j["sites"][0]["final_live_bytes"] = -3;
+  EXPECT_NO_THROW(report_from_json(j));
 }
 
 TEST(ReportJson, FileErrorsNameThePath) {

@@ -6,10 +6,11 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
-#include <unordered_map>
 #include <fstream>
+#include <limits>
 #include <optional>
 #include <sstream>
+#include <unordered_map>
 
 // An absent value (a plateau not reached, memcheck not run) is null in JSON. nlohmann-json 3.11 has
 // no std::optional support of its own; this is the serializer its documentation gives for it.
@@ -254,12 +255,88 @@ std::string report_file_text(const Report& report) {
   return out;
 }
 
+namespace {
+
+enum class WholeNumber { kSigned, kUnsigned };
+
+// Keys whose values are whole numbers in a report, and whether they may be negative: learned from
+// a report with every field and array filled, as this build writes it. The JSON library converts a
+// fraction or a number out of range into such a field with undefined behaviour, so the reader
+// checks these first.
+void learn_whole_numbers(const nlohmann::json& j, const std::string& key,
+                         std::unordered_map<std::string, std::optional<WholeNumber>>& out) {
+  if (j.is_object()) {
+    for (const auto& [k, v] : j.items()) learn_whole_numbers(v, k, out);
+  } else if (j.is_array()) {
+    for (const auto& v : j) learn_whole_numbers(v, key, out);
+  } else if (j.is_number()) {
+    const std::optional<WholeNumber> kind = j.is_number_unsigned() ? std::optional(WholeNumber::kUnsigned)
+                                            : j.is_number_integer()  ? std::optional(WholeNumber::kSigned)
+                                                                     : std::nullopt;
+    const auto [it, fresh] = out.try_emplace(key, kind);
+    if (!fresh && it->second != kind) it->second = std::nullopt;  // both kinds under one name: not checked
+  }
+}
+
+const std::unordered_map<std::string, std::optional<WholeNumber>>& whole_number_keys() {
+  static const auto keys = [] {
+    Report sample;
+    sample.run.program = ProgramInfo{};
+    sample.run.program->exit_status = 0;
+    sample.run.program->exit_signal = 0;
+    sample.memcheck = MemcheckFigures{};
+    sample.totals.allocators.emplace_back();
+    TimelineSample point;
+    point.allocator_live_bytes = {0};
+    point.allocator_reserved_bytes = {0};
+    sample.timeline.samples.push_back(point);
+    sample.timeline.after_teardown = point;
+    SiteReport site;
+    site.frames.emplace_back();
+    site.growth.plateau_iteration = 0;
+    site.live_bytes_at_samples = {0};
+    sample.sites.push_back(site);
+    sample.total_growth.plateau_iteration = 0;
+    std::unordered_map<std::string, std::optional<WholeNumber>> out;
+    learn_whole_numbers(to_json(sample), "", out);
+    return out;
+  }();
+  return keys;
+}
+
+void check_whole_numbers(const nlohmann::json& j, const std::string& key) {
+  if (j.is_object()) {
+    for (const auto& [k, v] : j.items()) check_whole_numbers(v, k);
+    return;
+  }
+  if (j.is_array()) {
+    for (const auto& v : j) check_whole_numbers(v, key);
+    return;
+  }
+  if (!j.is_number()) return;
+  const auto& keys = whole_number_keys();
+  const auto it = keys.find(key);
+  if (it == keys.end() || !it->second) return;
+  const std::string name = "\"" + key.substr(0, 64) + "\"";
+  if (j.is_number_float()) throw ReportError(name + " must be a whole number, not " + j.dump().substr(0, 32));
+  if (*it->second == WholeNumber::kUnsigned && j.is_number_integer() && !j.is_number_unsigned()) {
+    throw ReportError(name + " must not be negative, got " + j.dump());
+  }
+  if (*it->second == WholeNumber::kSigned && j.is_number_unsigned() &&
+      j.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+    throw ReportError(name + " is out of range: " + j.dump());
+  }
+}
+
+}  // namespace
+
 Report report_from_json(const nlohmann::json& j) {
   if (!j.is_object() || !j.contains("schema") || !j["schema"].is_string()) {
     throw ReportError("not a tleak report: no \"schema\" field");
   }
   const std::string schema = j["schema"];
   check_report_schema(schema);
+  check_whole_numbers(j, "");
   Report r;
   try {
     r.schema = schema;
@@ -337,7 +414,7 @@ Report read_report_file(const std::string& path) {
       }
       return true;
     });
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range for a number too large
     throw ReportError(path + ": not JSON (" + std::string(e.what()) + ")");
   } catch (const ReportError& e) {
     throw ReportError(path + ": " + e.what());
