@@ -14,5 +14,6 @@ Command add_explain_command(CLI::App& app);
 Command add_run_command(CLI::App& app);
 Command add_diff_command(CLI::App& app);
 Command add_check_command(CLI::App& app);
+Command add_export_command(CLI::App& app);
 
 }  // namespace tleak::cli

@@ -54,6 +54,7 @@ int main(int argc, char** argv) {
   add(add_run_command);
   add(add_diff_command);
   add(add_check_command);
+  add(add_export_command);
 
   // `tleak run [options] -- COMMAND ARGS...`: the command is not tleak's to parse.
   for (int i = 1; i < argc; ++i) {

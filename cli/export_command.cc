@@ -1,0 +1,70 @@
+#include <iostream>
+#include <memory>
+
+#include "cli_error.h"
+#include "commands.h"
+#include "tleak/diagnosis/atomic_file.h"
+#include "tleak/diagnosis/report_export.h"
+#include "tleak/diagnosis/report_json.h"
+
+namespace tleak::cli {
+namespace {
+
+struct ExportArgs {
+  std::string report;
+  std::string format;
+  std::string measure = "peak";
+  std::string output;
+  std::size_t top_sites = 8;
+};
+
+}  // namespace
+
+Command add_export_command(CLI::App& app) {
+  auto* sub = app.add_subcommand("export", "Write a report in a format other tools open (flame graphs, traces)");
+  auto args = std::make_shared<ExportArgs>();
+  sub->add_option("report", args->report, "A report (JSON from tleak run)")->required();
+  sub->add_option("--format", args->format,
+                  "collapsed (flamegraph.pl, inferno, speedscope), speedscope (its JSON file format), "
+                  "chrome-trace (Perfetto, chrome://tracing)")
+      ->required()
+      ->check(CLI::IsMember({"collapsed", "speedscope", "chrome-trace"}));
+  sub->add_option("--measure", args->measure,
+                  "collapsed: weight stacks by peak (live bytes, default), leaked, growth (bytes per iteration) or "
+                  "retained (peak dead bytes)")
+      ->check(CLI::IsMember({"peak", "leaked", "growth", "retained"}));
+  sub->add_option("--top-sites", args->top_sites, "chrome-trace: sites with their own counter track (default 8)")
+      ->check(CLI::Range(std::size_t{0}, std::size_t{1000}));
+  sub->add_option("-o,--output", args->output, "Write to this file (atomically) instead of stdout");
+  return [args, sub] {
+    if (sub->count("--measure") > 0 && args->format != "collapsed") {
+      throw UsageError("export: --measure applies to --format collapsed (speedscope has a profile per measure)");
+    }
+    if (sub->count("--top-sites") > 0 && args->format != "chrome-trace") {
+      throw UsageError("export: --top-sites applies to --format chrome-trace");
+    }
+    if (!args->output.empty()) diagnosis::check_writable(args->output);
+    diagnosis::Report report;
+    try {
+      report = diagnosis::read_report_file(args->report);
+    } catch (const diagnosis::ReportError& e) {
+      throw UsageError(e.what());
+    }
+    std::string text;
+    if (args->format == "collapsed") {
+      text = diagnosis::collapsed_stacks(report, *diagnosis::measure_from_string(args->measure));
+    } else if (args->format == "speedscope") {
+      text = diagnosis::speedscope_profile(report).dump() + "\n";
+    } else {
+      text = diagnosis::chrome_trace(report, args->top_sites).dump() + "\n";
+    }
+    if (args->output.empty()) {
+      std::cout << text << std::flush;
+    } else {
+      diagnosis::write_file_atomically(args->output, text);
+    }
+    return kExitClean;
+  };
+}
+
+}  // namespace tleak::cli
