@@ -145,6 +145,17 @@ TEST(ReportJson, WholeNumberFieldsRefuseFractionsNegativesAndOverflow) {
   EXPECT_NO_THROW(report_from_json(j));
 }
 
+TEST(ReportJson, AReportFromBeforeResolutionEventsStillReads) {
+  nlohmann::json j = to_json(sample_report());
+  for (nlohmann::json* retained : {&j["total_retained"], &j["sites"][0]["retained"]}) {
+    retained->erase("resolution_events");
+    (*retained)["resolution_ops"] = 4;
+  }
+  const Report r = report_from_json(j);
+  EXPECT_EQ(r.total_retained.resolution_events, 1u);
+  EXPECT_EQ(r.sites.at(0).verdict, "growth");
+}
+
 TEST(ReportJson, FileErrorsNameThePath) {
   try {
     read_report_file("/nonexistent/report.json");

@@ -55,7 +55,8 @@ namespace diagnosis {
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(GrowthFigures, assessed, slope_bytes_per_iteration, confidence,
                                    tail_slope_bytes_per_iteration, rise_bytes, samples,
                                    first_iteration, last_iteration, plateau_iteration)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RetainedFigures, measured, drag_ops_max, drag_iterations_max,
+// With defaults: reports written before `resolution_events` (then `resolution_ops`) still read.
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RetainedFigures, measured, drag_ops_max, drag_iterations_max,
                                    drag_ops_mean, drag_share, peak_dead_bytes, peak_if_freed_at_last_use_bytes,
                                    resolution_events)
 // With defaults: a report written before an option existed was judged without it.
