@@ -26,6 +26,29 @@ void reject_unknown_keys(const nlohmann::json& object, const std::set<std::strin
 
 void parse_expect(const nlohmann::json& j, Expectation& e, const std::string& where);
 
+// Numbers from a checks file, range-checked before conversion: the JSON library turns a fraction
+// into a truncated whole number, and a number beyond the target's range into anything (UB).
+constexpr double kLargestLimit = 1e15;  // bytes; far beyond any machine, far from overflowing
+
+std::int64_t whole_number(const nlohmann::json& value, const std::string& name, std::int64_t low, std::int64_t high,
+                          const std::string& where) {
+  const bool whole = value.is_number_integer() &&
+                     (value.is_number_unsigned() ? value.get<std::uint64_t>() <= static_cast<std::uint64_t>(high)
+                                                 : value.get<std::int64_t>() >= low && value.get<std::int64_t>() <= high);
+  if (!whole) {
+    throw CheckError(where + ": " + name + " must be a whole number from " + std::to_string(low) + " to " +
+                     std::to_string(high) + ", got " + value.dump().substr(0, 64));
+  }
+  return value.get<std::int64_t>();
+}
+
+double byte_rate(const nlohmann::json& value, const std::string& name, const std::string& where) {
+  if (!value.is_number() || !(value.get<double>() >= 0) || value.get<double>() > kLargestLimit) {
+    throw CheckError(where + ": " + name + " must be a number of bytes from 0 to 10^15, got " + value.dump().substr(0, 64));
+  }
+  return value.get<double>();
+}
+
 Expectation parse_expectation(const nlohmann::json& j, const std::string& where) {
   if (!j.is_object()) throw CheckError(where + ": a check must be an object");
   reject_unknown_keys(j, {"scenario", "command", "variant", "mode", "iterations", "expect"}, where);
@@ -59,8 +82,7 @@ Expectation parse_expectation(const nlohmann::json& j, const std::string& where)
   }
   if (e.mode.empty()) e.mode = s->modes.front();
   if (j.contains("iterations")) {
-    e.iterations = j["iterations"].get<std::uint64_t>();
-    if (*e.iterations == 0 || *e.iterations > 1'000'000) throw CheckError(where + ": iterations out of range");
+    e.iterations = static_cast<std::uint64_t>(whole_number(j["iterations"], "iterations", 1, 1'000'000, where));
   }
   parse_expect(j, e, where);
   return e;
@@ -76,9 +98,16 @@ void parse_expect(const nlohmann::json& j, Expectation& e, const std::string& wh
       e.verdict = x["verdict"].get<std::string>();
       if (!diagnosis::verdict_from_string(*e.verdict)) throw CheckError(where + ": unknown verdict " + quote(*e.verdict));
     }
-    if (x.contains("max_leaked_bytes")) e.max_leaked_bytes = x["max_leaked_bytes"].get<std::int64_t>();
-    if (x.contains("max_growth_bytes_per_iteration")) e.max_growth_bytes_per_iteration = x["max_growth_bytes_per_iteration"].get<double>();
-    if (x.contains("max_retained_peak_bytes")) e.max_retained_peak_bytes = x["max_retained_peak_bytes"].get<std::int64_t>();
+    const auto limit = static_cast<std::int64_t>(kLargestLimit);
+    if (x.contains("max_leaked_bytes")) {
+      e.max_leaked_bytes = whole_number(x["max_leaked_bytes"], "max_leaked_bytes", 0, limit, where);
+    }
+    if (x.contains("max_growth_bytes_per_iteration")) {
+      e.max_growth_bytes_per_iteration = byte_rate(x["max_growth_bytes_per_iteration"], "max_growth_bytes_per_iteration", where);
+    }
+    if (x.contains("max_retained_peak_bytes")) {
+      e.max_retained_peak_bytes = whole_number(x["max_retained_peak_bytes"], "max_retained_peak_bytes", 0, limit, where);
+    }
   }
 }
 

@@ -241,6 +241,20 @@ TEST(Check, BadChecksFilesAreRefused) {
       {R"({"schema": "tleak.checks/1", "checks": [{"scenario": "clean-loop", "expect": {"max_leaked_bytes": 5e246976}}]})",
        "not JSON"},
       {R"({"schema": [{"expect": {"verdict": "bounded"}}]})", "not a checks file"},
+      // Numbers are range-checked before conversion (a fraction was truncated, 1e300 became a
+      // negative limit, a negative limit failed every run).
+      {R"({"schema": "tleak.checks/1", "checks": [{"scenario": "clean-loop", "iterations": 2.5}]})",
+       "iterations must be a whole number from 1 to 1000000, got 2.5"},
+      {R"({"schema": "tleak.checks/1", "checks": [{"scenario": "clean-loop", "iterations": 1e30}]})",
+       "iterations must be a whole number"},
+      {R"({"schema": "tleak.checks/1", "checks": [{"scenario": "clean-loop", "expect": {"max_leaked_bytes": 1e300}}]})",
+       "max_leaked_bytes must be a whole number from 0 to"},
+      {R"({"schema": "tleak.checks/1", "checks": [{"scenario": "clean-loop", "expect": {"max_retained_peak_bytes": -5}}]})",
+       "max_retained_peak_bytes must be a whole number from 0 to"},
+      {R"({"schema": "tleak.checks/1", "checks": [{"scenario": "clean-loop", "expect": {"max_growth_bytes_per_iteration": -1}}]})",
+       "max_growth_bytes_per_iteration must be a number of bytes from 0 to 10^15, got -1"},
+      {R"({"schema": "tleak.checks/1", "checks": [{"scenario": "clean-loop", "expect": {"max_growth_bytes_per_iteration": "1k"}}]})",
+       "max_growth_bytes_per_iteration must be a number of bytes"},
   };
   for (const auto& c : cases) {
     const ProcessResult r = tleak({"check", "--checks", files.write("bad.json", c.text)});
