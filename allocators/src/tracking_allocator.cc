@@ -51,7 +51,7 @@ AllocatorId TrackingContext::register_allocator(const Allocator& inner) {
 Stamp TrackingContext::now() const {
   std::lock_guard lock(lock_);
   const std::uint64_t op = clock_.now();
-  return {op, clock_.iteration(), events_ + 1 + (op - op_at_last_event_)};
+  return {op, clock_.iteration(), event_at(op)};
 }
 
 std::size_t TrackingContext::site_count() const {

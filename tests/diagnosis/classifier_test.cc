@@ -231,7 +231,6 @@ TEST(Classifier, TooFewIterationsAreNotAssessedForGrowth) {
 TEST(Classifier, WithoutUseReportsDragIsNotMeasured) {
   RecorderLimits no_uses;  // a program's malloc: nobody says when a block is used
   no_uses.uses_reported = false;
-  no_uses.site_timelines = false;
   SyntheticRun run(no_uses);
   run.tick();
   const auto big = run.allocate(kKept, 1 << 20);

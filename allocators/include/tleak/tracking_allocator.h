@@ -50,10 +50,12 @@ class TrackingContext {
   // as one too (time passed there, with whatever was live and dead). Called under lock_.
   Stamp stamp() {
     const std::uint64_t op = clock_.now();
-    events_ += 1 + (op - op_at_last_event_);
+    events_ = event_at(op);
     op_at_last_event_ = op;
     return {op, clock_.iteration(), events_};
   }
+  // The index the next event would get if it happened during `op`.
+  std::uint64_t event_at(std::uint64_t op) const { return events_ + 1 + (op - op_at_last_event_); }
   AllocatorId register_allocator(const Allocator& inner);
 
   const TrackingOptions options_;

@@ -29,11 +29,9 @@ std::string string_at(const unsigned char* at, std::uint32_t bytes) {
 AgentSource::AgentSource() { reset(); }
 
 void AgentSource::reset() {
-  // No uses are reported from a program: nothing is dead before its free, and per-site timelines
-  // would measure nothing.
+  // No uses are reported from a program: nothing is dead before its free.
   RecorderLimits limits;
   limits.uses_reported = false;
-  limits.site_timelines = false;
   recorder_ = std::make_unique<Recorder>(std::vector<AllocatorInfo>{{"malloc", MemorySpace::kHost}}, limits);
   hello_seen_ = user_marks_ = exit_requested_ = reach_started_ = reach_complete_ = false;
   iteration_ = clock_ = next_block_ = order_ = 0;

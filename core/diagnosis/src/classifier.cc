@@ -21,21 +21,26 @@ std::string printf_string(const char* format, Args... args) {
   return text;
 }
 
-RetainedFigures retained_figures(const SiteRecord& s, const Recording& rec) {
+// The figures read from the event timelines, for a site or the whole run. Without uses nothing is
+// dead before its free and no timeline is kept: the ideal peak is the peak itself. With them, every
+// point counts blocks between allocation and last use, a subset of those live then: never above
+// the peak, and exact at event order while the timeline is at full resolution.
+void timeline_figures(RetainedFigures& r, const PointTimeline& needed, const PointTimeline& dead,
+                      std::int64_t peak_live_bytes, const Recording& rec) {
   const std::uint64_t end = rec.ended_at.event;
-  RetainedFigures r;
   r.measured = rec.drag_measured;
+  r.peak_dead_bytes = dead.peak(end);
+  r.peak_if_freed_at_last_use_bytes = r.measured ? needed.peak(end) : peak_live_bytes;
+  r.resolution_events = std::max(needed.resolution(), dead.resolution());
+}
+
+RetainedFigures retained_figures(const SiteRecord& s, const Recording& rec) {
+  RetainedFigures r;
   r.drag_ops_max = s.drag_ops_max;
   r.drag_iterations_max = s.drag_iterations_max;
   r.drag_ops_mean = s.drag_weight_bytes == 0 ? 0 : s.drag_ops_weighted_sum / static_cast<double>(s.drag_weight_bytes);
   r.drag_share = s.lifetime_ops_weighted_sum <= 0 ? 0 : s.drag_ops_weighted_sum / s.lifetime_ops_weighted_sum;
-  r.peak_dead_bytes = s.dead.peak(end);
-  // Without uses nothing is dead before its free: the ideal peak is the peak itself (and a source
-  // that reports no uses keeps no per-site timelines to compute it from). With them, every point
-  // counts blocks between allocation and last use, a subset of those live then: never above the
-  // peak, and exact at event order while the timeline is at full resolution.
-  r.peak_if_freed_at_last_use_bytes = r.measured ? s.needed.peak(end) : s.peak_live_bytes;
-  r.resolution_events = std::max(s.needed.resolution(), s.dead.resolution());
+  timeline_figures(r, s.needed, s.dead, s.peak_live_bytes, rec);
   return r;
 }
 
@@ -60,14 +65,18 @@ std::optional<Verdict> verdict_from_string(const std::string& name) {
 
 namespace {
 
+// A rising trend the thresholds accept: a strong tau, or a weaker one far from chance.
+bool significant_rise(const GrowthFigures& g, const ClassifierOptions& o) {
+  return g.slope_bytes_per_iteration > 0 &&
+         (g.confidence >= o.growth_min_confidence || (g.confidence > 0 && g.trend_z >= o.growth_min_trend_z));
+}
+
 // Whether a fitted stretch shows growth the thresholds accept (the plateau and the tail checked).
 bool is_growth(const GrowthFigures& g, const ClassifierOptions& o) {
-  const bool trend = g.confidence >= o.growth_min_confidence ||
-                     (g.confidence > 0 && g.trend_z >= o.growth_min_trend_z);
   const bool still_rising =
       g.tail_is_pause || g.tail_slope_bytes_per_iteration >= o.tail_min_slope_ratio * g.slope_bytes_per_iteration;
   return g.assessed && !g.plateau_iteration && g.slope_bytes_per_iteration >= o.growth_min_bytes_per_iteration &&
-         trend && g.rise_bytes >= o.growth_min_rise_bytes && still_rising;
+         significant_rise(g, o) && g.rise_bytes >= o.growth_min_rise_bytes && still_rising;
 }
 
 // Fits one stretch of samples: its trend, its tail, and whether it ended on a plateau.
@@ -125,7 +134,7 @@ GrowthFigures fit_stretch(std::span<const Point> points, const ClassifierOptions
   // stretch like the ones between its steps: a pause, not a plateau. Flat for more than twice as
   // long as it ever paused is a plateau.
   g.tail_is_pause = longest_pause >= 2 && final_flat <= 2 * longest_pause;
-  const bool rose = points.back().y - points.front().y >= static_cast<double>(options.growth_min_rise_bytes);
+  const bool rose = g.net_change_bytes >= static_cast<double>(options.growth_min_rise_bytes);
   const bool slow_tail =
       g.tail_slope_bytes_per_iteration < options.tail_min_slope_ratio * std::max(g.slope_bytes_per_iteration, 0.0) ||
       g.tail_slope_bytes_per_iteration < options.growth_min_bytes_per_iteration;
@@ -252,10 +261,6 @@ std::string below_threshold(const GrowthFigures& g, const ClassifierOptions& o) 
          " per iteration at the end of the run: slowing, not growth";
 }
 
-bool trends_up(const GrowthFigures& g, const ClassifierOptions& o) {
-  return g.slope_bytes_per_iteration > 0 &&
-         (g.confidence >= o.growth_min_confidence || (g.confidence > 0 && g.trend_z >= o.growth_min_trend_z));
-}
 
 std::string bounded_reason(const SiteFinding& f, RunEnd end, const ClassifierOptions& options) {
   if (f.growth.plateau_iteration) {
@@ -277,7 +282,7 @@ std::string bounded_reason(const SiteFinding& f, RunEnd end, const ClassifierOpt
                          static_cast<unsigned long long>(iterations_needed_for_growth(options)));
   }
   const std::string head = printf_string("peak %s live, %s; ", bytes(static_cast<double>(f.peak_live_bytes)).c_str(), left.c_str());
-  if (trends_up(f.growth, options)) return head + below_threshold(f.growth, options);
+  if (significant_rise(f.growth, options)) return head + below_threshold(f.growth, options);
   return head + printf_string("no trend across iterations (tau %.2f)", f.growth.confidence);
 }
 
@@ -300,10 +305,7 @@ Diagnosis classify(const Recording& rec, const ClassifierOptions& options) {
   d.total_growth = fit_growth(iterations, totals, rec.iterations, options);
   {
     RetainedFigures& r = d.total_retained;
-    r.measured = rec.drag_measured;
-    r.peak_dead_bytes = rec.total_dead.peak(rec.ended_at.event);
-    r.peak_if_freed_at_last_use_bytes = rec.total_needed.peak(rec.ended_at.event);
-    r.resolution_events = std::max(rec.total_needed.resolution(), rec.total_dead.resolution());
+    timeline_figures(r, rec.total_needed, rec.total_dead, rec.peak_live_bytes, rec);
     double weighted = 0, weight = 0, lifetime = 0;
     for (const SiteRecord& s : rec.sites) {
       r.drag_ops_max = std::max(r.drag_ops_max, s.drag_ops_max);

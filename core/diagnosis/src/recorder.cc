@@ -7,7 +7,7 @@ namespace tleak::diagnosis {
 
 Recorder::Recorder(std::vector<AllocatorInfo> allocators, RecorderLimits limits)
     : allocator_count_(allocators.size()), limits_(limits), recording_(limits.total_points) {
-  recording_.drag_measured = limits.uses_reported && limits.site_timelines;
+  recording_.drag_measured = limits.uses_reported;
   for (AllocatorInfo& allocator : allocators) {
     recording_.allocator_names.push_back(std::move(allocator.name));
     recording_.allocator_spaces.push_back(allocator.space);
@@ -49,8 +49,10 @@ void Recorder::on_allocate(const BlockInfo& block) {
   ++s.live_blocks;
   s.peak_live_bytes = std::max(s.peak_live_bytes, s.live_bytes);
   touch(s);
-  if (limits_.site_timelines) s.needed.add_from(t, size);
-  recording_.total_needed.add_from(t, size);
+  if (limits_.uses_reported) {
+    s.needed.add_from(t, size);
+    recording_.total_needed.add_from(t, size);
+  }
   ++recording_.allocations;
   live_bytes_ += size;
   ++live_blocks_;
@@ -70,12 +72,10 @@ void Recorder::on_free(const FreeEvent& event) {
   s.live_bytes -= size;
   --s.live_blocks;
   touch(s);
-  // Without uses a block is needed until its free; with them, through its last use (never used:
-  // only at its allocation).
-  const std::uint64_t unneeded = limits_.uses_reported ? block.last_use.event + 1 : event.freed.event;
-  if (limits_.site_timelines) s.needed.add_from(unneeded, -size);
-  recording_.total_needed.add_from(unneeded, -size);
   if (limits_.uses_reported) {
+    // Needed through its last use (never used: only at its allocation).
+    s.needed.add_from(block.last_use.event + 1, -size);
+    recording_.total_needed.add_from(block.last_use.event + 1, -size);
     const std::uint64_t drag_ops = event.freed.clock - block.last_use.clock;
     const std::uint64_t drag_iterations = event.freed.iteration - block.last_use.iteration;
     s.drag_ops_max = std::max(s.drag_ops_max, drag_ops);
@@ -86,7 +86,7 @@ void Recorder::on_free(const FreeEvent& event) {
     s.drag_weight_bytes += block.size;
     // Held dead from the event after its last use until its free, if an op began in between.
     if (drag_ops > 0) {
-      if (limits_.site_timelines) s.dead.add_interval(block.last_use.event + 1, event.freed.event - 1, size);
+      s.dead.add_interval(block.last_use.event + 1, event.freed.event - 1, size);
       recording_.total_dead.add_interval(block.last_use.event + 1, event.freed.event - 1, size);
     }
   }
@@ -217,9 +217,9 @@ Recording Recorder::finish(Stamp at, const std::vector<AllocatorStats>& stats,
       // Nothing frees it: dead from its last use to the end of the run.
       const auto size = static_cast<std::int64_t>(block.size);
       SiteRecord& s = site(block.site, a);
-      if (limits_.site_timelines) s.needed.add_from(block.last_use.event + 1, -size);
+      s.needed.add_from(block.last_use.event + 1, -size);
       recording_.total_needed.add_from(block.last_use.event + 1, -size);
-      if (limits_.site_timelines) s.dead.add_interval(block.last_use.event + 1, at.event, size);
+      s.dead.add_interval(block.last_use.event + 1, at.event, size);
       s.drag_ops_weighted_sum += static_cast<double>(block.size) * static_cast<double>(at.clock - block.last_use.clock);
       s.lifetime_ops_weighted_sum += static_cast<double>(block.size) * static_cast<double>(at.clock - block.allocated.clock);
       recording_.total_dead.add_interval(block.last_use.event + 1, at.event, size);

@@ -22,10 +22,9 @@ namespace tleak::diagnosis {
 struct RecorderLimits {
   std::size_t max_mark_samples = 512;   // per series; thinned beyond
   // Whether the source reports uses of blocks (the tensor runtime does; a program's agent does
-  // not): without them no block can be called dead before its free.
+  // not). Without them no block can be called dead before its free: no drag is measured and no
+  // event timeline is kept (the peak freed at last use is the peak itself).
   bool uses_reported = true;
-  // Per-site event timelines (dead bytes, the peak freed-at-last-use): only useful with uses.
-  bool site_timelines = true;
   std::size_t site_points = 512;        // event points per site timeline
   std::size_t total_points = 4096;      // event points for the whole-run timeline
 };
@@ -116,7 +115,7 @@ struct Recording {
   // Still allocated at the end but not leaked: reachable at a program's exit, or not judged.
   std::vector<LeakedBlock> unfreed;
   RunEnd end = RunEnd::kTeardown;
-  // The source reported uses and per-site timelines were kept: drag and dead bytes are measured.
+  // The source reported uses (RecorderLimits::uses_reported): drag and dead bytes are measured.
   bool drag_measured = true;
 
   explicit Recording(std::size_t points) : total_needed(points), total_dead(points) {}
