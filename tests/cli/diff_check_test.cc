@@ -11,7 +11,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "../support/process.h"
+#include "../support/tleak_cli.h"
 #include "tleak/diagnosis/report_json.h"
 
 namespace tleak {
@@ -22,8 +22,9 @@ using diagnosis::SiteReport;
 using nlohmann::json;
 using testing::ProcessResult;
 using testing::run_process;
+using testing::tleak;
+using testing::expect_refused;
 
-ProcessResult tleak(const std::vector<std::string>& args) { return run_process(TLEAK_BINARY, args); }
 
 class Files {
  public:
@@ -166,13 +167,7 @@ TEST(Diff, BadInputsAreOneLineAndExitTwo) {
       {{"diff", good, good, "--max-increase", "lots"}, "--max-increase: 'lots' is not a size"},
       {{"diff", good}, "b"},
   };
-  for (const auto& c : cases) {
-    const ProcessResult r = tleak(c.args);
-    EXPECT_EQ(r.exit_code, 2) << c.message;
-    EXPECT_EQ(r.out, "") << c.message;
-    EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
-    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-  }
+  for (const auto& c : cases) expect_refused(tleak(c.args), c.message);
   const ProcessResult forced = tleak({"diff", good, other, "--force"});
   EXPECT_EQ(forced.exit_code, 0) << forced.err;
   EXPECT_NE(forced.out.find("different scenarios, compared because of --force"), std::string::npos);

@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "../support/process.h"
+#include "../support/tleak_cli.h"
 
 namespace tleak {
 namespace {
@@ -19,8 +19,9 @@ namespace {
 using nlohmann::json;
 using testing::ProcessResult;
 using testing::run_process;
+using testing::tleak;
+using testing::expect_refused;
 
-ProcessResult tleak(const std::vector<std::string>& args) { return run_process(TLEAK_BINARY, args); }
 
 const std::filesystem::path& work_dir() {
   static const std::filesystem::path dir = [] {
@@ -185,13 +186,7 @@ TEST(Export, WritesAtomicallyAndRefusesBadInput) {
       {{"export", (work_dir() / "missing.json").string(), "--format", "collapsed"}, "missing.json: cannot open"},
       {{"export", report_path, "--format", "collapsed", "-o", "/nonexistent-dir/x.folded"}, "/nonexistent-dir"},
   };
-  for (const auto& c : cases) {
-    const ProcessResult r = tleak(c.args);
-    EXPECT_EQ(r.exit_code, 2) << c.message;
-    EXPECT_EQ(r.out, "") << c.message;
-    EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
-    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-  }
+  for (const auto& c : cases) expect_refused(tleak(c.args), c.message);
 }
 
 }  // namespace

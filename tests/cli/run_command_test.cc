@@ -13,7 +13,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "../support/process.h"
+#include "../support/tleak_cli.h"
 
 namespace tleak {
 namespace {
@@ -21,8 +21,9 @@ namespace {
 using nlohmann::json;
 using testing::ProcessResult;
 using testing::run_process;
+using testing::tleak;
+using testing::expect_refused;
 
-ProcessResult tleak(const std::vector<std::string>& args) { return run_process(TLEAK_BINARY, args); }
 
 json run_json(const std::vector<std::string>& args) {
   std::vector<std::string> full = {"run"};
@@ -190,13 +191,7 @@ struct BadInput {
 
 class RunCommandBadInput : public ::testing::TestWithParam<BadInput> {};
 
-TEST_P(RunCommandBadInput, ExitsTwoWithOneLineAndNoOutput) {
-  const ProcessResult r = tleak(GetParam().args);
-  EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.out, "");
-  EXPECT_NE(r.err.find(GetParam().message), std::string::npos) << r.err;
-  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-}
+TEST_P(RunCommandBadInput, ExitsTwoWithOneLineAndNoOutput) { expect_refused(tleak(GetParam().args), GetParam().message); }
 
 INSTANTIATE_TEST_SUITE_P(
     Errors, RunCommandBadInput,

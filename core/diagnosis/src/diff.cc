@@ -83,8 +83,7 @@ void append_frame_key(std::string& key, std::string_view function, std::string_v
   key += '|';
   key += module;
   key += '|';
-  const auto slash = file.rfind('/');
-  key += slash == std::string_view::npos ? file : file.substr(slash + 1);
+  key += file_name(file);
   key += ':';
   key += std::to_string(line);
   key += '\n';

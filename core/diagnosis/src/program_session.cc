@@ -43,12 +43,6 @@ class Fd {
   int fd_;
 };
 
-
-std::string base_name(const std::string& path) {
-  const auto slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
 // An ELF executable without a program interpreter is statically linked: nothing can be preloaded.
 bool is_static_elf(const std::string& path) {
   Fd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
@@ -242,7 +236,7 @@ Report run_program(const ProgramOptions& o) {
   const auto make_report = [&](Recording rec, Report& out, const std::optional<std::string>& snapshot) {
     out.thresholds = o.thresholds;
     // The image the recording is about: the command, or what it exec'd into.
-    out.run.scenario = base_name(source.executable().empty() ? o.command[0] : source.executable());
+    out.run.scenario = file_name(source.executable().empty() ? o.command[0] : source.executable());
     out.run.variant = "program";
     out.run.mode = "native";
     out.run.iterations = rec.iterations;

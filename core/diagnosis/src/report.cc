@@ -62,14 +62,14 @@ std::string short_function(std::string name) {
 
 namespace {
 
-std::string base_name(const std::string& path) {
-  const auto slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
 bool is_runtime(const Frame& frame) { return frame.function.rfind("tleak::runtime::", 0) == 0; }
 
 }  // namespace
+
+std::string_view file_name(std::string_view path) {
+  const auto slash = path.rfind('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
 
 std::size_t user_frame_index(const std::vector<Frame>& frames, const std::string& focus) {
   if (const std::size_t python = user_python_frame(frames, focus); python != std::string::npos) return python;
@@ -86,12 +86,12 @@ std::string site_label(const std::vector<Frame>& frames, const std::string& focu
   const std::size_t user = user_frame_index(frames, focus);
   const Frame& chosen = frames[user];
   if (chosen.kind == "python") {
-    return base_name(chosen.file) + ":" + std::to_string(chosen.line) + " in " + chosen.function;
+    return std::string(file_name(chosen.file)) + ":" + std::to_string(chosen.line) + " in " + chosen.function;
   }
   std::string label = short_function(chosen.function);
   if (user > 0 && is_runtime(frames[user - 1])) label = short_function(frames[user - 1].function) + " in " + label;
   if (!chosen.file.empty()) {
-    label += " (" + base_name(chosen.file) + ":" + std::to_string(chosen.line) + ")";
+    label += " (" + std::string(file_name(chosen.file)) + ":" + std::to_string(chosen.line) + ")";
   } else if (!chosen.module.empty()) {
     label += " (" + chosen.module + ")";
   }

@@ -74,9 +74,7 @@ std::int64_t site_weight(const SiteReport& site, Measure measure) {
 std::string frame_name(const Frame& frame) {
   const std::string function = frame.function.empty() ? "??" : frame.function;
   if (!frame.file.empty() && frame.line > 0) {
-    const auto slash = frame.file.rfind('/');
-    const std::string file = slash == std::string::npos ? frame.file : frame.file.substr(slash + 1);
-    return function + " (" + file + ":" + std::to_string(frame.line) + ")";
+    return function + " (" + std::string(file_name(frame.file)) + ":" + std::to_string(frame.line) + ")";
   }
   if (!frame.module.empty()) return function + " [" + frame.module + "]";
   return function;

@@ -65,7 +65,7 @@ std::string render_text(const Report& r, std::size_t max_sites) {
     for (std::size_t f = first; f < s.frames.size() && f < first + 3; ++f) {
       const Frame& frame = s.frames[f];
       out << "           at " << short_function(frame.function);
-      if (!frame.file.empty()) out << "  " << frame.file.substr(frame.file.rfind('/') + 1) << ":" << frame.line;
+      if (!frame.file.empty()) out << "  " << file_name(frame.file) << ":" << frame.line;
       out << "\n";
     }
   }

@@ -19,7 +19,6 @@
 namespace tleak::diagnosis {
 namespace {
 
-
 // The three allocators of a run, optionally behind trackers.
 struct Allocators {
   PoolAllocator pool;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tleak/diagnosis/classifier.h"
@@ -171,6 +172,8 @@ void judge_agreement(MemcheckFigures& m, bool pool_annotated);
 // (not the standard library nor an installed package; with `focus`, the first whose file starts
 // with it).
 std::string site_label(const std::vector<Frame>& frames, const std::string& focus = "");
+// The last component of a path: how reports name a source file or a program.
+std::string_view file_name(std::string_view path);
 // Index of the frame the label names: the first outside allocation plumbing and tleak's runtime.
 std::size_t user_frame_index(const std::vector<Frame>& frames, const std::string& focus = "");
 // "Class::method" without parameters, namespaces or the anonymous namespace.
