@@ -35,10 +35,13 @@ Command add_explain_command(CLI::App& app) {
   return [id] {
     const scenarios::Scenario& s = require_scenario(*id);
     std::printf("%s (document %s; modes %s)\n\n", s.id.c_str(), s.document.c_str(), join(s.modes, ", ").c_str());
-    std::printf("Claim:\n  %s\n\nWhat tleak measures:\n  %s\n\nFix:\n  %s\n\n", s.claim.c_str(), s.measures.c_str(),
-                s.fix.c_str());
-    std::printf("Measured now (%s mode, %llu iterations, scale 1):\n", s.modes.front().c_str(),
-                static_cast<unsigned long long>(s.default_iterations));
+    const std::string status = s.claim_status.empty() ? "" : " (" + s.claim_status + " by tleak's measurement)";
+    std::printf("Claim%s:\n  %s\n\nWhat tleak measures:\n  %s\n\nFix:\n  %s\n\n", status.c_str(), s.claim.c_str(),
+                s.measures.c_str(), s.fix.c_str());
+    std::printf("Measured now (%s mode, %llu iterations, scale 1; leaky is the %s as written, which may not leak):\n",
+                s.modes.front().c_str(),
+                static_cast<unsigned long long>(s.default_iterations),
+                s.document == "beyond" || s.document == "tleak" ? "pattern" : "document's code");
     std::fflush(stdout);
     print_measured(s, "leaky");
     print_measured(s, "fixed");

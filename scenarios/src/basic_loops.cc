@@ -116,6 +116,7 @@ void add_basic_loops(std::vector<Scenario>& out) {
                  .modes = {"eager"},
                  .default_iterations = 20,
                  .claim = "tleak's own baseline, not from a document: nothing should accumulate.",
+                 .claim_status = "",
                  .measures = "Each step allocates a 64 KiB batch and a 64 KiB activation and frees both "
                              "before the step ends: bounded, zero bytes leaked.",
                  .fix = "Nothing to fix.",
@@ -126,6 +127,7 @@ void add_basic_loops(std::vector<Scenario>& out) {
                  .modes = {"eager"},
                  .default_iterations = 20,
                  .claim = "tleak's own baseline, not from a document: a list that keeps every result grows.",
+                 .claim_status = "",
                  .measures = "leaky: each step appends a 16 KiB result that lives until the list is "
                              "destroyed at teardown, so that site grows by 16 KiB per iteration. "
                              "fixed: each result is reduced and dropped at once; bounded.",

@@ -17,6 +17,7 @@ const std::vector<Scenario>& all_scenarios() {
     add_prediction_scenarios(all);
     add_valgrind_doc_scenarios(all);
     add_beyond_scenarios(all);
+    add_beyond_serving_scenarios(all);
     add_basic_loops(all);
     return all;
   }();

@@ -14,5 +14,6 @@ void add_graph_loop_scenarios(std::vector<Scenario>& out);
 void add_prediction_scenarios(std::vector<Scenario>& out);
 void add_valgrind_doc_scenarios(std::vector<Scenario>& out);
 void add_beyond_scenarios(std::vector<Scenario>& out);
+void add_beyond_serving_scenarios(std::vector<Scenario>& out);
 
 }  // namespace tleak::scenarios

@@ -1,6 +1,7 @@
 #include "tleak/runtime/graph.h"
 
 #include <algorithm>
+#include <atomic>
 #include <mutex>
 #include <set>
 
@@ -11,6 +12,8 @@ namespace tleak::runtime {
 namespace {
 
 thread_local Graph* t_default_graph = nullptr;
+// Shared by every thread, as TF1's global default graph is; the per-thread stack comes first.
+std::atomic<Graph*> g_process_default_graph{nullptr};
 
 }  // namespace
 
@@ -114,9 +117,21 @@ std::vector<Variable> Graph::variables() const {
   return out;
 }
 
+void Graph::add_to_collection(std::shared_ptr<VariableState> variable) {
+  std::unique_lock lock(mutex_);
+  collection_.push_back(std::move(variable));
+}
+
+std::size_t Graph::collection_size() const {
+  std::shared_lock lock(mutex_);
+  return collection_.size();
+}
+
 GraphScope::GraphScope(Graph& graph) : previous_(t_default_graph) { t_default_graph = &graph; }
 GraphScope::~GraphScope() { t_default_graph = previous_; }
-Graph* GraphScope::current() { return t_default_graph; }
+Graph* GraphScope::current() { return t_default_graph != nullptr ? t_default_graph : g_process_default_graph.load(); }
+void GraphScope::set_process_default(Graph* graph) { g_process_default_graph.store(graph); }
+Graph* GraphScope::process_default() { return g_process_default_graph.load(); }
 
 std::vector<Tensor> execute(const Graph& graph, const std::vector<int>& fetches, const std::vector<Tensor>& feeds) {
   const std::vector<Node> nodes = graph.nodes();

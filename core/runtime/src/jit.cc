@@ -173,19 +173,14 @@ void Executable::plan_storage(const std::vector<int>& outputs) {
     slot.temp = true;
     slot.placement = nodes_[idx].spec.placement;
     slot.offset = arenas[static_cast<int>(slot.placement)].allocate(bytes_of(nodes_[idx].spec));
-    if (options_.reuse_buffers && last_use[idx] >= 0) dies_after[static_cast<std::size_t>(last_use[idx])].push_back(node);
+    if (last_use[idx] >= 0) dies_after[static_cast<std::size_t>(last_use[idx])].push_back(node);
     // Space of temps whose last reader was this step is free for the steps after it.
-    if (options_.reuse_buffers) {
-      for (int dead : dies_after[s]) {
-        const Slot& d = slots_[static_cast<std::size_t>(dead)];
-        arenas[static_cast<int>(d.placement)].release(d.offset, bytes_of(nodes_[static_cast<std::size_t>(dead)].spec));
-      }
+    for (int dead : dies_after[s]) {
+      const Slot& d = slots_[static_cast<std::size_t>(dead)];
+      arenas[static_cast<int>(d.placement)].release(d.offset, bytes_of(nodes_[static_cast<std::size_t>(dead)].spec));
     }
   }
-  for (int p = 0; p < 2; ++p) {
-    arena_size_[p] = arenas[p].high_water();
-    if (arena_size_[p] > 0) arena_[p] = rt_.allocate(arena_size_[p], static_cast<Placement>(p), "jit-arena");
-  }
+  for (int p = 0; p < 2; ++p) arena_size_[p] = arenas[p].high_water();
 }
 
 void Executable::run_fused(const Step& step, std::span<const Tensor> in, const Tensor& out) const {
@@ -202,6 +197,11 @@ void Executable::run_fused(const Step& step, std::span<const Tensor> in, const T
 }
 
 std::vector<Tensor> Executable::run(const std::vector<Tensor>& inputs) {
+  // This execution's temporaries: freed when it completes (on return, with `values`).
+  std::shared_ptr<Buffer> arena[2];
+  for (int p = 0; p < 2; ++p) {
+    if (arena_size_[p] > 0) arena[p] = rt_.allocate(arena_size_[p], static_cast<Placement>(p), "jit-temps");
+  }
   std::vector<Tensor> values(nodes_.size());
   for (std::size_t i = 0; i < nodes_.size(); ++i) {
     const Node& node = nodes_[i];
@@ -224,10 +224,10 @@ std::vector<Tensor> Executable::run(const std::vector<Tensor>& inputs) {
     const Slot& slot = slots_[idx];
     Tensor out;
     if (slot.temp) {
-      const auto& arena = arena_[static_cast<int>(slot.placement)];
-      auto view = std::make_shared<Buffer>(rt_, nullptr, static_cast<char*>(arena->data()) + slot.offset,
+      const auto& temps = arena[static_cast<int>(slot.placement)];
+      auto view = std::make_shared<Buffer>(rt_, nullptr, static_cast<char*>(temps->data()) + slot.offset,
                                            bytes_of(node.spec), slot.placement);
-      view->set_tracked_block(arena->owner(), arena->data());
+      view->set_tracked_block(temps->owner(), temps->data());
       out = Tensor::concrete(node.spec, std::move(view));
     } else {
       out = rt_.empty(node.spec, "jit-output");

@@ -1,17 +1,41 @@
 #include "tleak/runtime/runtime.h"
 
 #include "tleak/runtime/random.h"
+#include <stdexcept>
+
+#include "tleak/runtime/graph.h"
 #include "tleak/runtime/variable.h"
 
 namespace tleak::runtime {
 
 Runtime::Runtime(Allocator& host, Allocator& device, OpObserver* observer)
-    : host_(host), device_(device), observer_(observer), variables_(std::make_unique<VariableRegistry>()) {}
+    : host_(host), device_(device), observer_(observer) {}
 
-// Variables and the generator's state hold buffers: release them while the allocators still exist.
+// The default graph and the generator's state hold buffers: release them while the allocators
+// still exist.
 Runtime::~Runtime() {
-  variables_->clear();
+  if (default_graph_ && GraphScope::process_default() == default_graph_.get()) GraphScope::set_process_default(nullptr);
+  default_graph_.reset();
   generator_.reset();
+}
+
+void Runtime::disable_eager_execution() {
+  if (default_graph_) return;
+  if (GraphScope::process_default() != nullptr) throw std::logic_error("another runtime already disabled eager execution");
+  default_graph_ = std::make_unique<Graph>(*this, "default");
+  GraphScope::set_process_default(default_graph_.get());
+}
+
+Graph& Runtime::default_graph() {
+  if (!default_graph_) throw std::logic_error("eager execution is enabled: there is no default graph");
+  return *default_graph_;
+}
+
+void Runtime::reset_default_graph() {
+  if (!default_graph_) throw std::logic_error("eager execution is enabled: there is no default graph to reset");
+  auto fresh = std::make_unique<Graph>(*this, "default");
+  GraphScope::set_process_default(fresh.get());
+  default_graph_.swap(fresh);  // the old graph goes with `fresh`
 }
 
 std::shared_ptr<Buffer> Runtime::allocate(std::size_t bytes, Placement placement, const char* tag) {
@@ -37,8 +61,6 @@ Generator& Runtime::generator() {
   if (!generator_) generator_ = std::make_unique<Generator>(*this, 0x5eed);
   return *generator_;
 }
-
-VariableRegistry& Runtime::variables() { return *variables_; }
 
 std::vector<GradientTape*>& Runtime::active_tapes() {
   // Per thread, as eager gradient recording is.

@@ -9,8 +9,15 @@ namespace tleak::runtime {
 
 Variable::Variable(Runtime& rt, std::string name, const Tensor& initial, bool trainable)
     : state_(std::make_shared<VariableState>(VariableState{std::move(name), initial, trainable})) {
-  if (initial.is_symbolic()) throw ShapeError("variable '" + state_->name + "': initial value must be concrete");
-  rt.variables().add(state_);
+  (void)rt;
+  Graph* graph = GraphScope::current();
+  if (initial.is_symbolic()) {
+    if (graph == nullptr || initial.graph() != graph) {
+      throw ShapeError("variable '" + state_->name + "': a symbolic initial value must belong to the default graph");
+    }
+    state_->value = execute(*graph, {initial.node()}, {})[0];  // the initializer, run once
+  }
+  if (graph != nullptr) graph->add_to_collection(state_);
 }
 
 Tensor Variable::read() const {
@@ -22,6 +29,7 @@ Tensor Variable::read() const {
 }
 
 void Variable::assign(const Tensor& value) {
+  if (value.is_symbolic()) throw ShapeError("assign to '" + state_->name + "': graph-mode assignment is not modelled; assign a value");
   if (value.shape() != state_->value.shape()) {
     throw ShapeError("assign to '" + state_->name + "': shape " + to_string(value.shape()) + " does not match " +
                      to_string(state_->value.shape()));
@@ -30,28 +38,5 @@ void Variable::assign(const Tensor& value) {
 }
 
 void Variable::assign_sub(const Tensor& delta) { assign(sub(state_->value, delta)); }
-
-void VariableRegistry::add(const std::shared_ptr<VariableState>& state) {
-  std::lock_guard lock(mutex_);
-  variables_.push_back(state);
-}
-
-std::vector<Variable> VariableRegistry::all() const {
-  std::lock_guard lock(mutex_);
-  return {variables_.begin(), variables_.end()};
-}
-
-std::size_t VariableRegistry::size() const {
-  std::lock_guard lock(mutex_);
-  return variables_.size();
-}
-
-void VariableRegistry::clear() {
-  std::vector<std::shared_ptr<VariableState>> dropped;
-  {
-    std::lock_guard lock(mutex_);
-    dropped.swap(variables_);
-  }
-}
 
 }  // namespace tleak::runtime

@@ -20,14 +20,20 @@ struct Scenario {
   std::string summary;   // one line for `tleak list`
   std::vector<std::string> modes;  // supported; the first is the default
   std::uint64_t default_iterations = 20;
-  // For `tleak explain`: what the document claims, what tleak measures, and the fix.
+  // For `tleak explain`: what the document claims, whether tleak's measurement confirms it, what
+  // tleak measures, and the fix. `claim_status` is "confirmed", "refuted", "partly confirmed" or,
+  // for tleak's own scenarios, "not a document's claim". The `leaky` variant runs the document's
+  // code as written, which need not leak; `fixed` runs the remedy.
   std::string claim;
+  std::string claim_status;
   std::string measures;
   std::string fix;
   diagnosis::Workload run;
 };
 
 const std::vector<Scenario>& all_scenarios();
+// The scenario's claim_status, or "-" where it reproduces no document's claim.
+inline std::string claim_status_or_dash(const Scenario& s) { return s.claim_status.empty() ? "-" : s.claim_status; }
 // nullptr when no scenario has this id.
 const Scenario* find_scenario(std::string_view id);
 

@@ -62,8 +62,12 @@ class Graph {
   int placeholder_node(std::size_t index) const;
   // Bytes held by this graph's constants.
   std::size_t constant_bytes() const;
-  // Every variable a node of this graph reads, once each (the graph's variable collection).
+  // Every variable a node of this graph reads, once each.
   std::vector<Variable> variables() const;
+  // TF1's global variables collection: variables created while this graph was the default. The
+  // graph holds them (and their values) for as long as it lives.
+  void add_to_collection(std::shared_ptr<VariableState> variable);
+  std::size_t collection_size() const;
 
  private:
   Runtime* rt_;
@@ -71,10 +75,12 @@ class Graph {
   mutable std::shared_mutex mutex_;
   std::vector<Node> nodes_;
   std::vector<int> placeholders_;
+  std::vector<std::shared_ptr<VariableState>> collection_;
   bool finalized_ = false;
 };
 
-// Makes `graph` the default graph of this thread for the scope: op calls append to it.
+// Makes `graph` the default graph of this thread for the scope: op calls append to it. Outside any
+// scope, a thread's default graph is the process's (Runtime::disable_eager_execution), or none.
 class GraphScope {
  public:
   explicit GraphScope(Graph& graph);
@@ -82,6 +88,9 @@ class GraphScope {
   GraphScope(const GraphScope&) = delete;
   GraphScope& operator=(const GraphScope&) = delete;
   static Graph* current();
+  // The graph threads fall back to when they have no scope of their own (null: eager).
+  static void set_process_default(Graph* graph);
+  static Graph* process_default();
 
  private:
   Graph* previous_;

@@ -3,10 +3,11 @@
 // generated machine code that keeps the running value in a vector register where the CPU and the
 // ops allow (fused_code), else a tile interpreter that combines cache-sized tiles of the inputs
 // (fused_program); intermediates never materialize either way. Other ops call their kernels (Eigen
-// for matmul and reductions). Every temporary lives in one arena per placement that the
-// executable allocates when compiled and keeps for as long as it lives (cached, usually).
-// With liveness-based reuse a temp takes space a dead one left; without it every temp is distinct
-// and all of them are held until the computation completes. Outputs get buffers of their own.
+// for matmul and reductions). Buffers are assigned as XLA assigns them, by liveness, always: a temp
+// takes space a dead one left, and the executable knows the size of the arena one execution needs.
+// Each run allocates that arena and frees it when the computation completes (XLA's temporaries
+// live for one execution; a cached executable keeps its code and constants, not its temps).
+// Outputs get buffers of their own.
 #pragma once
 
 #include <cstdint>
@@ -24,7 +25,6 @@ class FusedCode;
 }
 
 struct JitOptions {
-  bool reuse_buffers = true;
   // Fused kernels as machine code where the CPU and the ops allow; off, they are interpreted tile
   // by tile (same results, more passes over cache).
   bool generate_code = true;
@@ -40,6 +40,7 @@ class Executable {
 
   std::vector<Tensor> run(const std::vector<Tensor>& inputs);
 
+  // The temp arena one execution allocates on `placement` (and frees when it completes).
   std::size_t arena_bytes(Placement placement) const;
   std::size_t fused_kernel_count() const;
   std::size_t fused_op_count() const;  // ops folded into fused kernels
@@ -71,7 +72,6 @@ class Executable {
   std::vector<Step> steps_;
   std::vector<Slot> slots_;  // by node
   std::size_t arena_size_[2] = {0, 0};
-  std::shared_ptr<Buffer> arena_[2];
 };
 
 }  // namespace tleak::runtime

@@ -1,6 +1,6 @@
 // The runtime context: which allocators hold host and device bytes, who hears about ops and buffer
-// uses (the tracker, through an OpObserver), the default random generator and the collection of
-// variables. Every op's output buffer is allocated here.
+// uses (the tracker, through an OpObserver), the default random generator and, once eager
+// execution is disabled, the process's default graph. Every op's output buffer is allocated here.
 #pragma once
 
 #include <memory>
@@ -13,7 +13,7 @@
 namespace tleak::runtime {
 
 class GradientTape;
-class VariableRegistry;
+class Graph;
 class Generator;
 
 // Hears one on_op per op executed and one on_use per buffer the op reads or writes.
@@ -53,7 +53,16 @@ class Runtime {
   }
 
   Generator& generator();
-  VariableRegistry& variables();
+
+  // TF1's `disable_eager_execution()`: from now on, op calls on any thread outside a GraphScope
+  // append to this runtime's default graph, which lives until reset_default_graph() or the
+  // runtime goes. One runtime at a time may do this (the default graph is process-wide).
+  void disable_eager_execution();
+  // Throws std::logic_error while eager execution is enabled.
+  Graph& default_graph();
+  // TF1's `reset_default_graph()`: a fresh default graph; the old one (its nodes, constants and
+  // variables collection) is freed.
+  void reset_default_graph();
 
   // Gradient tapes recording on this thread, innermost last (managed by GradientTape).
   std::vector<GradientTape*>& active_tapes();
@@ -63,7 +72,7 @@ class Runtime {
   Allocator& device_;
   OpObserver* observer_;
   std::unique_ptr<Generator> generator_;
-  std::unique_ptr<VariableRegistry> variables_;
+  std::unique_ptr<Graph> default_graph_;
 };
 
 }  // namespace tleak::runtime

@@ -1,9 +1,9 @@
-// Variables: named, mutable tensors. A VariableRegistry tracks them the way a module or a global
-// variables collection does: a registered variable lives as long as the registry holds it.
+// Variables: named, mutable tensors. An eager variable is held only by its handles, as TF2's are
+// (rebinding the last handle frees it). A variable created while a graph is the default joins that
+// graph's variables collection, as TF1's global variables do, and lives as long as the graph.
 #pragma once
 
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -20,7 +20,8 @@ struct VariableState {
 class Variable {
  public:
   Variable() = default;
-  // Registers with `rt.variables()` unless `registry` is given (or is null: untracked).
+  // Under a default graph, `initial` may be symbolic: it is evaluated at once (the variable's
+  // initializer) and the variable joins the graph's collection.
   Variable(Runtime& rt, std::string name, const Tensor& initial, bool trainable = true);
   explicit Variable(std::shared_ptr<VariableState> state) : state_(std::move(state)) {}
 
@@ -35,19 +36,6 @@ class Variable {
 
  private:
   std::shared_ptr<VariableState> state_;
-};
-
-class VariableRegistry {
- public:
-  void add(const std::shared_ptr<VariableState>& state);
-  std::vector<Variable> all() const;
-  std::size_t size() const;
-  // Drops the registry's references; variables nobody else holds are freed.
-  void clear();
-
- private:
-  mutable std::mutex mutex_;
-  std::vector<std::shared_ptr<VariableState>> variables_;
 };
 
 }  // namespace tleak::runtime
