@@ -124,6 +124,12 @@ INSTANTIATE_TEST_SUITE_P(
                EXPECT_TRUE(has_note(l, "the captured counter is 1 after 20 calls"));
                EXPECT_TRUE(has_note(f, "1 trace(s) for 20 calls; outputs went from 2.000000 to 21.000000, 0 of 20 stale"));
              }},
+        Case{"function-temporaries", "bounded", "bounded",
+             [](const json& l, const json& f) {
+               // The executor holds an op's input and output, never the whole chain; fused, none.
+               EXPECT_NEAR(l["totals"]["peak_live_bytes"].get<double>(), 4 * MiB, 1024);
+               EXPECT_NEAR(f["totals"]["peak_live_bytes"].get<double>(), 3 * MiB, 1024);
+             }},
         Case{"graph-ops-in-loop", "growth", "bounded",
              [](const json& l, const json&) {
                EXPECT_NEAR(slope(l), 40000, 0.1 * 40000);  // the constant's 10,000 floats per iteration
