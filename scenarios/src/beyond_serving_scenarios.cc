@@ -1,8 +1,6 @@
 // Patterns users hit in serving code, beyond the documents: results kept alive by reference
 // cycles, and state cached per thread by a server that makes a thread per request.
 #include <atomic>
-#include <condition_variable>
-#include <deque>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -11,6 +9,7 @@
 #include "dense_layer.h"
 #include "scenario_groups.h"
 #include "scenario_support.h"
+#include "worker_pool.h"
 
 namespace tleak::scenarios {
 namespace {
@@ -116,50 +115,13 @@ void per_thread_cache(WorkloadContext& ctx) {
       ctx.mark_iteration();
     }
   } else {
-    // A fixed pool of worker threads takes every request, round robin, so every worker serves in
-    // every iteration whatever the scheduler does (the measured figures stay the same run to run).
-    constexpr int kWorkers = 4;
-    std::mutex mutex;
-    std::condition_variable wake;
-    std::vector<std::deque<std::uint64_t>> queues(kWorkers);
-    std::uint64_t done = 0;
-    bool stopping = false;
-    std::vector<std::thread> pool;
-    for (int w = 0; w < kWorkers; ++w) {
-      pool.emplace_back([&, w] {
-        std::deque<std::uint64_t>& queue = queues[static_cast<std::size_t>(w)];
-        for (;;) {
-          std::unique_lock lock(mutex);
-          wake.wait(lock, [&] { return stopping || !queue.empty(); });
-          if (queue.empty()) break;
-          const std::uint64_t seed = queue.front();
-          queue.pop_front();
-          lock.unlock();
-          serving.predict(seed);
-          lock.lock();
-          ++done;
-          wake.notify_all();
-        }
-        serving.release_this_thread();
-      });
-    }
+    WorkerPool pool(4, [&](std::uint64_t request) { serving.predict(request); }, [&] { serving.release_this_thread(); });
     for (std::uint64_t i = 0; i < ctx.params().iterations; ++i) {
-      {
-        std::unique_lock lock(mutex);
-        for (int r = 0; r < kRequestsPerThread; ++r) {
-          queues[static_cast<std::size_t>(r % kWorkers)].push_back(i * 100 + static_cast<std::uint64_t>(r));
-        }
-        wake.notify_all();
-        wake.wait(lock, [&] { return done == (i + 1) * kRequestsPerThread; });
-      }
+      std::vector<std::uint64_t> requests;
+      for (int r = 0; r < kRequestsPerThread; ++r) requests.push_back(i * 100 + static_cast<std::uint64_t>(r));
+      pool.serve_batch(requests);
       ctx.mark_iteration();
     }
-    {
-      std::lock_guard lock(mutex);
-      stopping = true;
-    }
-    wake.notify_all();
-    for (auto& t : pool) t.join();
   }
   ctx.note(std::to_string(serving.cached_threads()) + " per-thread states still cached after the loop");
 }

@@ -1,9 +1,6 @@
 // Document 003, "Why is my TensorFlow model experiencing memory leaks during prediction?".
 #include <atomic>
-#include <condition_variable>
-#include <deque>
 #include <functional>
-#include <map>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -11,6 +8,7 @@
 #include "dense_layer.h"
 #include "scenario_groups.h"
 #include "scenario_support.h"
+#include "worker_pool.h"
 
 namespace tleak::scenarios {
 namespace {
@@ -126,44 +124,13 @@ void predict_shared_session(WorkloadContext& ctx) {
     // The queue: a fixed pool of workers shares the one session; inputs are made outside the
     // graph (host arrays fed to the placeholder), so nothing is added to any graph.
     graph.finalize();
-    constexpr int kWorkers = 4;
-    std::mutex mutex;
-    std::condition_variable wake;
-    std::deque<std::uint64_t> queue;
-    std::uint64_t done = 0;
-    bool stopping = false;
-    std::vector<std::thread> pool;
-    for (int w = 0; w < kWorkers; ++w) {
-      pool.emplace_back([&] {
-        for (;;) {
-          std::unique_lock lock(mutex);
-          wake.wait(lock, [&] { return stopping || !queue.empty(); });
-          if (queue.empty()) break;
-          const std::uint64_t seed = queue.front();
-          queue.pop_front();
-          lock.unlock();
-          predict(host_values(rt, {batch, 5}, seed));
-          lock.lock();
-          ++done;
-          wake.notify_all();
-        }
-      });
-    }
+    WorkerPool pool(4, [&](std::uint64_t request) { predict(host_values(rt, {batch, 5}, request)); });
     for (std::uint64_t i = 0; i < ctx.params().iterations; ++i) {
-      {
-        std::unique_lock lock(mutex);
-        for (int r = 0; r < kRequestsPerThread; ++r) queue.push_back(i * 100 + static_cast<std::uint64_t>(r));
-        wake.notify_all();
-        wake.wait(lock, [&] { return done == (i + 1) * kRequestsPerThread; });
-      }
+      std::vector<std::uint64_t> requests;
+      for (int r = 0; r < kRequestsPerThread; ++r) requests.push_back(i * 100 + static_cast<std::uint64_t>(r));
+      pool.serve_batch(requests);
       ctx.mark_iteration();
     }
-    {
-      const std::lock_guard lock(mutex);
-      stopping = true;
-    }
-    wake.notify_all();
-    for (auto& t : pool) t.join();
   }
   ctx.note(std::to_string(predictions.load()) + " predictions served");
 }
