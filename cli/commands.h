@@ -15,5 +15,6 @@ Command add_run_command(CLI::App& app);
 Command add_diff_command(CLI::App& app);
 Command add_check_command(CLI::App& app);
 Command add_export_command(CLI::App& app);
+Command add_view_command(CLI::App& app);
 
 }  // namespace tleak::cli

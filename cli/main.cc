@@ -55,6 +55,7 @@ int main(int argc, char** argv) {
   add(add_diff_command);
   add(add_check_command);
   add(add_export_command);
+  add(add_view_command);
 
   // `tleak run [options] -- COMMAND ARGS...`: the command is not tleak's to parse.
   for (int i = 1; i < argc; ++i) {

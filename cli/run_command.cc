@@ -20,6 +20,7 @@
 #include "tleak/diagnosis/report_json.h"
 #include "tleak/diagnosis/report_text.h"
 #include "tleak/diagnosis/session.h"
+#include "tleak/web/report_page.h"
 
 namespace tleak::cli {
 namespace {
@@ -33,6 +34,7 @@ struct RunArgs {
   bool scale_given = false;
   int stack_depth = 12;
   std::string output;
+  std::string html;
   std::string format;
   std::string fail_on;
   std::vector<std::string> thresholds;
@@ -136,6 +138,7 @@ int run_program_command(const RunArgs& args) {
   try {
     options.thresholds = diagnosis::thresholds_with_overrides(args.thresholds);
     if (!args.output.empty()) diagnosis::check_writable(args.output);
+    if (!args.html.empty()) diagnosis::check_writable(args.html);
   } catch (const diagnosis::ReportError& e) {
     throw UsageError(e.what());
   } catch (const diagnosis::FileError& e) {
@@ -167,6 +170,7 @@ int run_program_command(const RunArgs& args) {
                                                   : "tleak-" + report.run.scenario + "-" + std::to_string(program.pid) + ".json";
   try {
     diagnosis::write_file_atomically(output, json);
+    if (!args.html.empty()) diagnosis::write_file_atomically(args.html, web::report_page(diagnosis::to_json(report)));
   } catch (const diagnosis::FileError& e) {
     throw UsageError(e.what());
   }
@@ -206,6 +210,7 @@ Command add_run_command(CLI::App& app) {
   sub->add_option("--stack-depth", args->stack_depth, "Frames kept per allocation stack")
       ->check(CLI::Range(0, 64));
   sub->add_option("--output,-o", args->output, "Also write the JSON report to FILE (atomically)");
+  sub->add_option("--html", args->html, "Also write the report as a self-contained HTML page to FILE (atomically)");
   sub->add_option("--format", args->format, "What stdout gets: json (default without --output) or text")
       ->check(CLI::IsMember({"json", "text"}));
   sub->add_option("--fail-on", args->fail_on, "Exit 1 when a site has this verdict")
@@ -249,12 +254,13 @@ Command add_run_command(CLI::App& app) {
         scenario, {args->variant, args->mode,
                    args->iterations != 0 ? std::optional(args->iterations) : std::nullopt,
                    args->scale_given ? std::optional(args->scale) : std::nullopt});
-    if (!args->output.empty()) {
-      try {
-        diagnosis::check_writable(args->output);  // refuse before a long run, not after
-      } catch (const diagnosis::FileError& e) {
-        throw UsageError(e.what());
-      }
+    if (args->no_track && !args->html.empty()) throw UsageError("run: --no-track records no sites, so there is no page to --html");
+    try {
+      // Refuse before a long run, not after.
+      if (!args->output.empty()) diagnosis::check_writable(args->output);
+      if (!args->html.empty()) diagnosis::check_writable(args->html);
+    } catch (const diagnosis::FileError& e) {
+      throw UsageError(e.what());
     }
     try {
       options.thresholds = diagnosis::thresholds_with_overrides(args->thresholds);
@@ -298,6 +304,7 @@ Command add_run_command(CLI::App& app) {
     }
     const std::string json = diagnosis::report_file_text(report);
     if (!args->output.empty()) diagnosis::write_file_atomically(args->output, json);
+    if (!args->html.empty()) diagnosis::write_file_atomically(args->html, web::report_page(diagnosis::to_json(report)));
     const std::string format = !args->format.empty() ? args->format : (args->output.empty() ? "json" : "text");
     std::cout << (format == "json" ? json : diagnosis::render_text(report)) << std::flush;
     return exit_code_for(report, args->fail_on);

@@ -1,0 +1,36 @@
+#include <iostream>
+#include <memory>
+
+#include "cli_error.h"
+#include "commands.h"
+#include "tleak/diagnosis/atomic_file.h"
+#include "tleak/diagnosis/report_json.h"
+#include "tleak/web/report_page.h"
+
+namespace tleak::cli {
+
+Command add_view_command(CLI::App& app) {
+  auto* sub = app.add_subcommand("view", "Write a report as one self-contained HTML page (no network needed to open it)");
+  auto report_path = std::make_shared<std::string>();
+  auto output = std::make_shared<std::string>();
+  sub->add_option("report", *report_path, "A report (JSON from tleak run)")->required();
+  sub->add_option("-o,--output", *output, "Write the page to this file (atomically) instead of stdout");
+  return [report_path, output] {
+    if (!output->empty()) diagnosis::check_writable(*output);
+    diagnosis::Report report;
+    try {
+      report = diagnosis::read_report_file(*report_path);
+    } catch (const diagnosis::ReportError& e) {
+      throw UsageError(e.what());
+    }
+    const std::string page = web::report_page(diagnosis::to_json(report));
+    if (output->empty()) {
+      std::cout << page << std::flush;
+    } else {
+      diagnosis::write_file_atomically(*output, page);
+    }
+    return kExitClean;
+  };
+}
+
+}  // namespace tleak::cli

@@ -1,0 +1,100 @@
+// tleak view and run --html: one self-contained page holding the report, written atomically;
+// bad input refused with one line and exit 2, leaving an existing page alone. (What the page shows
+// is tested in a real browser: tests/web/page_test.mjs.)
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <string>
+#include <unistd.h>
+
+#include "../support/tleak_cli.h"
+
+namespace tleak {
+namespace {
+
+using nlohmann::json;
+using testing::ProcessResult;
+using testing::expect_refused;
+using testing::tleak;
+
+std::filesystem::path work_dir() {
+  static const std::filesystem::path dir = [] {
+    auto d = std::filesystem::temp_directory_path() / ("tleak-view-test-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(d);
+    return d;
+  }();
+  return dir;
+}
+
+std::string read(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+// The report the page carries, parsed back out of its script element.
+json embedded_report(const std::string& page) {
+  const std::string open = "<script type=\"application/json\" id=\"tleak-report\">";
+  const auto begin = page.find(open);
+  EXPECT_NE(begin, std::string::npos);
+  const auto end = page.find("</script>", begin);
+  return json::parse(page.substr(begin + open.size(), end - begin - open.size()));
+}
+
+TEST(View, ThePageCarriesTheReportAndNeedsNoNetwork) {
+  const auto report_path = work_dir() / "custom.json", page_path = work_dir() / "custom.html";
+  const auto html_path = work_dir() / "custom-run.html";
+  const ProcessResult run = tleak({"run", "custom-op-scratch", "-o", report_path.string(), "--html", html_path.string()});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const ProcessResult view = tleak({"view", report_path.string(), "-o", page_path.string()});
+  ASSERT_EQ(view.exit_code, 0) << view.err;
+  EXPECT_EQ(view.out, "");
+  const json report = json::parse(read(report_path));
+  for (const auto& path : {page_path, html_path}) {
+    const std::string page = read(path);
+    const json carried = embedded_report(page);
+    EXPECT_EQ(carried["summary"], report["summary"]);
+    EXPECT_EQ(carried["sites"].size(), report["sites"].size());
+    EXPECT_EQ(carried["totals"]["leaked_bytes"], 4 * 4000);
+    // Nothing is fetched: no external script, style, image or font.
+    EXPECT_FALSE(std::regex_search(page, std::regex(R"((src|href)\s*=\s*["']?(https?:)?//)"))) << path;
+    EXPECT_NE(page.find("Content-Security-Policy"), std::string::npos);
+  }
+}
+
+TEST(View, ALabelThatLooksLikeMarkupStaysData) {
+  // A report whose notes hold "</script>" must not end the page's data element.
+  const auto report_path = work_dir() / "markup.json", page_path = work_dir() / "markup.html";
+  ASSERT_EQ(tleak({"run", "clean-loop", "-o", report_path.string()}).exit_code, 0);
+  json report = json::parse(read(report_path));
+  report["notes"].push_back("</script><script>alert(1)</script><!--");
+  std::ofstream(report_path) << report.dump();
+  ASSERT_EQ(tleak({"view", report_path.string(), "-o", page_path.string()}).exit_code, 0);
+  const std::string page = read(page_path);
+  EXPECT_EQ(embedded_report(page)["notes"].back(), "</script><script>alert(1)</script><!--");
+  EXPECT_EQ(page.find("<script>alert"), std::string::npos);
+}
+
+TEST(View, BadInputIsRefusedAndAnExistingPageKept) {
+  const auto report_path = work_dir() / "clean.json", page_path = work_dir() / "kept.html";
+  ASSERT_EQ(tleak({"run", "clean-loop", "-o", report_path.string()}).exit_code, 0);
+  std::ofstream(page_path) << "an earlier page";
+  std::ofstream(work_dir() / "broken.json") << "{\"schema\": \"tleak.report/1\"";
+  const struct {
+    std::vector<std::string> args;
+    std::string message;
+  } cases[] = {
+      {{"view"}, "report is required"},
+      {{"view", (work_dir() / "missing.json").string(), "-o", page_path.string()}, "missing.json: cannot open"},
+      {{"view", (work_dir() / "broken.json").string(), "-o", page_path.string()}, "broken.json"},
+      {{"view", report_path.string(), "-o", "/nonexistent-dir/x.html"}, "/nonexistent-dir"},
+      {{"run", "clean-loop", "--html", "/nonexistent-dir/x.html"}, "/nonexistent-dir"},
+  };
+  for (const auto& c : cases) expect_refused(tleak(c.args), c.message);
+  EXPECT_EQ(read(page_path), "an earlier page");
+}
+
+}  // namespace
+}  // namespace tleak

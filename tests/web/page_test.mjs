@@ -1,0 +1,114 @@
+// Opens tleak's report pages in real headless Chromium (Debian's) and checks what a user sees: the
+// verdict sentence, one row per site, a chart that drew, a flame graph whose click zooms, a site's
+// detail, no console error and no request beyond the page itself. Saves a screenshot of each page.
+//
+// Usage: node page_test.mjs TLEAK_BINARY WEB_DIR OUTPUT_DIR   (WEB_DIR holds node_modules)
+import { execFileSync } from "node:child_process";
+import { mkdirSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { pathToFileURL } from "node:url";
+import path from "node:path";
+import assert from "node:assert/strict";
+
+const [tleak, webDir, outArg] = process.argv.slice(2);
+const outDir = outArg && path.resolve(outArg);
+if (!tleak || !webDir || !outDir) throw new Error("usage: node page_test.mjs TLEAK_BINARY WEB_DIR OUTPUT_DIR");
+const puppeteer = createRequire(path.resolve(webDir, "package.json"))("puppeteer-core");
+mkdirSync(outDir, { recursive: true });
+const chromium = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p) => { try { readFileSync(p); return true; } catch { return false; } });
+if (!chromium) {
+  console.log("SKIP: no chromium (scripts/setup installs Debian's)");
+  process.exit(77);
+}
+
+function page_for(scenario, variant, extra = []) {
+  const json = path.join(outDir, `${scenario}-${variant}.json`), html = path.join(outDir, `${scenario}-${variant}.html`);
+  execFileSync(tleak, ["run", scenario, "--variant", variant, "-o", json, "--html", html, "--format", "text", ...extra]);
+  return { report: JSON.parse(readFileSync(json, "utf8")), html };
+}
+
+const browser = await puppeteer.launch({
+  executablePath: chromium, headless: true,
+  args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run", "--disable-background-networking"],
+});
+let failures = 0;
+const zooms = [];
+async function check(name, body) {
+  try {
+    await body();
+    console.log(`PASS ${name}`);
+  } catch (e) {
+    ++failures;
+    console.log(`FAIL ${name}: ${e.stack || e}`);
+  }
+}
+
+async function open(html) {
+  const page = await browser.newPage();
+  await page.setViewport({ width: 1280, height: 900 });
+  const errors = [], requests = [];
+  page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
+  page.on("pageerror", (e) => errors.push(String(e)));
+  const url = pathToFileURL(html).href;
+  page.on("request", (r) => { if (r.url() !== url) requests.push(r.url()); });
+  await page.goto(url, { waitUntil: "load" });
+  await page.waitForSelector("body[data-ready=true]", { timeout: 10000 });
+  return { page, errors, requests };
+}
+
+for (const [scenario, variant] of [["append-loop", "leaky"], ["custom-op-scratch", "leaky"], ["constant-list", "leaky"], ["clean-loop", "fixed"]]) {
+  const { report, html } = page_for(scenario, variant);
+  await check(`${scenario} ${variant}`, async () => {
+    const { page, errors, requests } = await open(html);
+    assert.equal(await page.$eval("#sentence", (e) => e.textContent), report.summary.sentence);
+    assert.equal(await page.$$eval("#sites-body tr", (rows) => rows.length), report.sites.length);
+    // The timeline's canvas has pixels drawn on it.
+    const inked = await page.$eval("#timeline canvas", (c) => {
+      const d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+      let n = 0;
+      for (let i = 3; i < d.length; i += 4) if (d[i] !== 0) ++n;
+      return n;
+    });
+    assert.ok(inked > 500, `timeline canvas has ${inked} drawn pixels`);
+    // The flame graph by peak live bytes: frames for every stack, and a click on a narrow frame
+    // zooms it to (nearly) the full width.
+    await page.select("#measure", "peak");
+    const frames = await page.$$eval("#flame svg g.frame", (g) => g.length);
+    assert.ok(frames >= 2, `${frames} flame graph frames`);
+    const deepest = await page.$$eval("#flame svg g.frame", (gs) => {
+      let best = 0, width = Infinity;
+      gs.forEach((g, i) => { const w = g.getBBox().width; if (w > 2 && w < width) { width = w; best = i; } });
+      return { best, width };
+    });
+    const fullWidth = await page.$eval("#flame svg", (s) => s.getBBox().width);
+    if (report.sites.filter((site) => site.peak_live_bytes > 0).length > 1) {
+      assert.ok(deepest.width < fullWidth * 0.9, `the narrowest frame is ${deepest.width} of ${fullWidth} px`);
+      await page.$$eval("#flame svg g.frame", (gs, i) => gs[i].dispatchEvent(new MouseEvent("click", { bubbles: true })), deepest.best);
+      const zoomed = await page.$$eval("#flame svg g.frame", (gs, i) => gs[i].getBBox().width, deepest.best);
+      assert.ok(zoomed > fullWidth * 0.9, `clicked frame went from ${deepest.width} to ${zoomed} of ${fullWidth} px`);
+      zooms.push(scenario);
+    }
+    // Searching paints the frames whose name matches (d3-flame-graph's highlight), and only those.
+    await page.type("#flame-search", "main (");
+    const painted = await page.$$eval("#flame svg g.frame", (gs) => gs.map((g) => [g.textContent, g.querySelector("rect").getAttribute("fill")]));
+    const highlighted = painted.filter(([, fill]) => fill === "#E600E6").map(([text]) => text);
+    assert.ok(highlighted.length >= 1 && highlighted.every((t) => t.startsWith("main (")), `highlighted: ${highlighted}`);
+    // A row's detail: its stack, innermost frame first.
+    await page.click("#sites-body tr");
+    assert.equal(await page.$eval("#detail", (d) => d.hidden), false);
+    assert.ok(await page.$$eval("#detail-stack li", (l) => l.length) >= 1);
+    // Filtering by verdict leaves only that verdict's rows.
+    await page.select("#filter-verdict", report.summary.verdict);
+    const shown = await page.$$eval("#sites-body tr", (rows) => rows.length);
+    assert.equal(shown, report.sites.filter((s) => s.verdict === report.summary.verdict).length);
+    await page.screenshot({ path: path.join(outDir, `${scenario}-${variant}.png`), fullPage: true });
+    assert.deepEqual(errors, [], "console errors");
+    assert.deepEqual(requests, [], "requests beyond the page");
+    await page.close();
+  });
+}
+
+await check("a click zoomed the flame graph of some page", async () => assert.ok(zooms.length >= 2, `zoomed: ${zooms}`));
+await browser.close();
+console.log(failures === 0 ? "all pages passed" : `${failures} page(s) failed`);
+process.exit(failures === 0 ? 0 : 1);

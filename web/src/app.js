@@ -1,0 +1,232 @@
+// tleak's report page: reads the report embedded in the page and draws the header, the live-bytes
+// timeline (uPlot), the sites table, the flame graph (d3-flame-graph) and a site's detail. No
+// request leaves the page: the libraries are bundled in and the data is inline.
+import uPlot from "uplot";
+import { select } from "d3-selection";
+import flamegraph from "d3-flame-graph";
+import { bytes, byteRate, frameName, shortFunction, siteWeight, MEASURES, growthFit, topSites } from "./report_model.js";
+
+const report = JSON.parse(document.getElementById("tleak-report").textContent);
+const $ = (id) => document.getElementById(id);
+const el = (tag, attrs = {}, ...children) => {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k === "class") node.className = v;
+    else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
+    else node.setAttribute(k, v);
+  }
+  for (const c of children) node.append(c instanceof Node ? c : String(c));
+  return node;
+};
+
+function header() {
+  const run = report.run;
+  const what = run.program ? run.program.command.join(" ") : `${run.scenario} (${run.variant}, ${run.mode})`;
+  document.title = `tleak: ${what}`;
+  $("title").textContent = what;
+  $("sentence").textContent = report.summary.sentence;
+  $("sentence").className = `sentence verdict-${report.summary.verdict}`;
+  const t = report.totals;
+  const figures = [
+    ["verdict", report.summary.verdict],
+    ["iterations", `${run.iterations}${run.program ? ` (clock: ${run.program.clock})` : ""}`],
+    ["peak live", bytes(t.peak_live_bytes)],
+    ["peak reserved", bytes(t.peak_reserved_bytes)],
+    ["leaked", `${bytes(t.leaked_bytes)} in ${t.leaked_blocks} block(s)`],
+    ["dead-but-held peak", bytes(report.total_retained.peak_dead_bytes)],
+    ["sites", `${report.sites.length}${report.omitted_sites.sites ? ` (+${report.omitted_sites.sites} omitted)` : ""}`],
+  ];
+  if (run.program) figures.push(["exit", run.program.exit_signal ? `signal ${run.program.exit_signal}` : `status ${run.program.exit_status}`]);
+  $("totals").replaceChildren(...figures.map(([k, v]) => el("div", { class: "figure" }, el("span", { class: "k" }, k), el("span", { class: "v" }, v))));
+  $("thresholds").replaceChildren(
+    ...Object.entries(report.thresholds).map(([k, v]) => el("tr", {}, el("td", {}, k), el("td", {}, String(v)))));
+  $("notes").replaceChildren(...report.notes.map((n) => el("li", {}, n)));
+}
+
+// Live bytes per iteration: the total, the top sites, reserved bytes per allocator, the warm-up
+// shaded, plateaus marked, and the fitted line over each growing top site.
+function timeline() {
+  const samples = report.timeline.samples;
+  const host = $("timeline");
+  if (samples.length === 0) {
+    host.textContent = "No samples: the run ended before its first iteration mark.";
+    return;
+  }
+  const x = samples.map((s) => s.iteration);
+  const series = [{ label: "iteration" }, { label: "total live", stroke: "#222", width: 2, value: (u, v) => bytes(v) }];
+  const data = [x, samples.map((s) => s.live_bytes)];
+  const palette = ["#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"];
+  const top = topSites(report.sites, 5);
+  top.forEach((site, i) => {
+    series.push({ label: `#${site.id} ${site.label}`, stroke: palette[i], value: (u, v) => bytes(v) });
+    data.push(site.live_bytes_at_samples);
+    const fit = growthFit(site, x);
+    if (fit) {
+      series.push({ label: `fit #${site.id} (${byteRate(site.growth.slope_bytes_per_iteration)})`, stroke: palette[i], dash: [6, 4], width: 1, value: (u, v) => (v == null ? "" : bytes(v)) });
+      data.push(fit);
+    }
+  });
+  const names = (report.totals.allocators || []).map((a) => a.name);
+  names.forEach((name, a) => {
+    const reserved = samples.map((s) => (s.allocator_reserved_bytes || [])[a] ?? null);
+    const live = samples.map((s) => (s.allocator_live_bytes || [])[a] ?? 0);
+    // Reserved bytes of an allocator nothing lives in (a device reservation) would flatten the chart.
+    if (!live.some((v) => v > 0) || !reserved.some((v) => v > 0)) return;
+    series.push({ label: `${name} reserved`, stroke: "#999", dash: [2, 3], value: (u, v) => bytes(v) });
+    data.push(reserved);
+  });
+  const warmupEnd = Math.max(report.thresholds.min_warmup_iterations, Math.floor(report.thresholds.warmup_fraction * report.run.iterations));
+  const plateaus = top.filter((s) => s.growth.plateau_iteration != null).map((s) => s.growth.plateau_iteration);
+  const marks = {
+    hooks: {
+      draw: [(u) => {
+        const ctx = u.ctx;
+        const { top: t, height } = u.bbox;
+        ctx.save();
+        ctx.fillStyle = "rgba(120,120,120,0.12)";
+        const x0 = u.valToPos(x[0], "x", true), x1 = u.valToPos(Math.min(warmupEnd, x[x.length - 1]), "x", true);
+        ctx.fillRect(x0, t, Math.max(0, x1 - x0), height);
+        ctx.strokeStyle = "#444";
+        ctx.setLineDash([3, 3]);
+        for (const p of plateaus) {
+          const px = u.valToPos(p, "x", true);
+          ctx.beginPath(); ctx.moveTo(px, t); ctx.lineTo(px, t + height); ctx.stroke();
+        }
+        ctx.restore();
+      }],
+    },
+  };
+  const width = Math.max(480, host.clientWidth || 900);
+  new uPlot({
+    width, height: 300, series, plugins: [marks],
+    scales: { x: { time: false } },
+    axes: [{ label: "iteration" }, { values: (u, vals) => vals.map(bytes), size: 80 }],
+  }, data, host);
+}
+
+// The sites table: sortable by any column, filtered by verdict, allocator and text. A 100,000-site
+// report renders the first rows of the current order only.
+const kShownRows = 500;
+const columns = [
+  ["verdict", (s) => s.verdict, (s) => s.verdict],
+  ["site", (s) => s.label, (s) => s.label],
+  ["allocator", (s) => s.allocator, (s) => s.allocator],
+  ["leaked", (s) => s.leaked_bytes, (s) => bytes(s.leaked_bytes)],
+  ["growth / iteration", (s) => (s.verdict === "growth" ? s.growth.slope_bytes_per_iteration : 0), (s) => (s.verdict === "growth" ? byteRate(s.growth.slope_bytes_per_iteration) : "")],
+  ["dead-held peak", (s) => s.retained.peak_dead_bytes, (s) => (s.retained.measured ? bytes(s.retained.peak_dead_bytes) : "")],
+  ["drag (iterations)", (s) => s.retained.drag_iterations_max, (s) => (s.retained.measured ? s.retained.drag_iterations_max : "")],
+  ["peak", (s) => s.peak_live_bytes, (s) => bytes(s.peak_live_bytes)],
+];
+const tableState = { sort: 7, descending: true };
+
+function sitesTable() {
+  const verdicts = ["all", "leak", "growth", "retained", "bounded"];
+  $("filter-verdict").replaceChildren(...verdicts.map((v) => el("option", { value: v }, v)));
+  const allocators = ["all", ...new Set(report.sites.map((s) => s.allocator))];
+  $("filter-allocator").replaceChildren(...allocators.map((v) => el("option", { value: v }, v)));
+  for (const id of ["filter-verdict", "filter-allocator", "filter-text"]) $(id).addEventListener("input", renderRows);
+  $("sites-head").replaceChildren(el("tr", {}, ...columns.map(([name], i) => el("th", {
+    onclick: () => {
+      tableState.descending = tableState.sort === i ? !tableState.descending : i > 2;
+      tableState.sort = i;
+      renderRows();
+    },
+  }, name))));
+  renderRows();
+}
+
+function renderRows() {
+  const verdict = $("filter-verdict").value, allocator = $("filter-allocator").value;
+  const text = $("filter-text").value.toLowerCase();
+  const [, key] = columns[tableState.sort];
+  const rows = report.sites.filter((s) => (verdict === "all" || s.verdict === verdict) &&
+    (allocator === "all" || s.allocator === allocator) &&
+    (!text || s.label.toLowerCase().includes(text) || s.frames.some((f) => (f.function || "").toLowerCase().includes(text))));
+  rows.sort((a, b) => {
+    const ka = key(a), kb = key(b);
+    const order = typeof ka === "string" ? ka.localeCompare(kb) : ka - kb;
+    return tableState.descending ? -order : order;
+  });
+  $("sites-body").replaceChildren(...rows.slice(0, kShownRows).map((s) => el("tr", { class: `row verdict-${s.verdict}`, "data-site": s.id, onclick: () => detail(s) },
+    ...columns.map(([, , show]) => el("td", {}, show(s))))));
+  $("sites-count").textContent = rows.length > kShownRows ? `showing ${kShownRows} of ${rows.length} sites` : `${rows.length} sites`;
+  document.querySelectorAll("#sites-head th").forEach((th, i) => th.classList.toggle("sorted", i === tableState.sort));
+}
+
+// A site's detail: its figures, its own curve, its stack (innermost first) with file:line.
+let detailPlot = null;
+function detail(site) {
+  const panel = $("detail");
+  panel.hidden = false;
+  $("detail-title").textContent = `#${site.id} ${site.verdict}: ${site.label}`;
+  $("detail-reason").textContent = site.reason;
+  const figures = [["allocator", site.allocator], ["peak live", bytes(site.peak_live_bytes)], ["final live", bytes(site.final_live_bytes)],
+    ["leaked", `${bytes(site.leaked_bytes)} in ${site.leaked_blocks} block(s)`], ["allocations / frees", `${site.allocations} / ${site.frees}`]];
+  if (site.verdict === "growth") figures.push(["growth", `${byteRate(site.growth.slope_bytes_per_iteration)} from iteration ${site.growth.first_iteration}`]);
+  if (site.growth.plateau_iteration != null) figures.push(["plateau", `iteration ${site.growth.plateau_iteration}`]);
+  if (site.retained.measured) figures.push(["dead-held peak", `${bytes(site.retained.peak_dead_bytes)}, drag up to ${site.retained.drag_iterations_max} iterations`]);
+  $("detail-figures").replaceChildren(...figures.map(([k, v]) => el("div", { class: "figure" }, el("span", { class: "k" }, k), el("span", { class: "v" }, v))));
+  $("detail-stack").replaceChildren(...site.frames.map((f) => el("li", { class: `frame frame-${f.kind || "native"}` },
+    el("span", { class: "fn", title: f.function || "" }, shortFunction(f.function) || "??"),
+    el("span", { class: "loc" }, f.file ? ` ${f.file}:${f.line}` : ` ${f.module || ""}+0x${(f.offset || 0).toString(16)}`))));
+  const samples = report.timeline.samples;
+  if (detailPlot) detailPlot.destroy();
+  detailPlot = null;
+  if (samples.length > 0) {
+    detailPlot = new uPlot({
+      width: Math.max(360, $("detail-curve").clientWidth || 600), height: 160, scales: { x: { time: false } },
+      series: [{ label: "iteration" }, { label: "live", stroke: "#d62728", value: (u, v) => bytes(v) }],
+      axes: [{}, { values: (u, vals) => vals.map(bytes), size: 80 }],
+    }, [samples.map((s) => s.iteration), site.live_bytes_at_samples], $("detail-curve"));
+  }
+  panel.scrollIntoView({ block: "nearest" });
+}
+
+// The flame graph (an icicle, roots on top) of the sites' stacks, weighted by the chosen measure.
+let chart = null;
+function flame() {
+  $("measure").replaceChildren(...MEASURES.map(([value, title]) => el("option", { value }, title)));
+  const initial = report.summary.verdict === "leak" ? "leaked" : report.summary.verdict === "growth" ? "growth" : report.summary.verdict === "retained" ? "retained" : "peak";
+  $("measure").value = initial;
+  $("measure").addEventListener("input", drawFlame);
+  $("flame-search").addEventListener("input", () => chart && chart.search($("flame-search").value));
+  $("flame-reset").addEventListener("click", () => chart && chart.resetZoom());
+  drawFlame();
+}
+
+function drawFlame() {
+  const measure = $("measure").value;
+  const root = { name: "all", value: 0, children: [] };
+  for (const site of report.sites) {
+    const weight = siteWeight(site, measure);
+    if (weight <= 0) continue;
+    root.value += weight;
+    let node = root;
+    for (const frame of [...site.frames].reverse()) {
+      const name = frameName(frame);
+      let child = node.children.find((c) => c.name === name);
+      if (!child) node.children.push(child = { name, value: 0, children: [] });
+      child.value += weight;
+      node = child;
+    }
+  }
+  const host = $("flame");
+  host.replaceChildren();
+  if (root.value === 0) {
+    host.textContent = "No site has a non-zero weight for this measure.";
+    chart = null;
+    return;
+  }
+  chart = flamegraph().width(Math.max(480, host.clientWidth || 900)).cellHeight(18).inverted(true).minFrameSize(1)
+    .transitionDuration(0).selfValue(false).sort(true)
+    .label((d) => `${d.data.name}: ${measure === "growth" ? byteRate(d.value) : bytes(d.value)}`)
+    // Plain text, not a regular expression: frame names are full of parentheses and colons.
+    .setSearchMatch((d, term) => term !== "" && d.data.name.toLowerCase().includes(term.toLowerCase()));
+  select(host).datum(root).call(chart);
+}
+
+header();
+timeline();
+sitesTable();
+flame();
+document.body.dataset.ready = "true";

@@ -1,0 +1,70 @@
+// What the page computes from a report: byte formatting as the text summary writes it, the
+// measures a flame graph is weighted by (the same as `tleak export`), frame names, the top sites
+// and the line a growth verdict was fitted with.
+
+export function bytes(n) {
+  if (n == null || !Number.isFinite(n)) return "";
+  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+  let v = n, u = 0;
+  while (Math.abs(v) >= 1024 && u < units.length - 1) { v /= 1024; ++u; }
+  return u === 0 ? `${Math.round(v)} B` : `${v.toFixed(1)} ${units[u]}`;
+}
+
+export function byteRate(n) {
+  return `${n >= 0 ? "+" : ""}${bytes(n)} per iteration`;
+}
+
+// [value, title]: the measures of `tleak export --measure`.
+export const MEASURES = [
+  ["peak", "peak live bytes"],
+  ["leaked", "leaked bytes"],
+  ["growth", "growth, bytes per iteration"],
+  ["retained", "peak dead-but-held bytes"],
+];
+
+export function siteWeight(site, measure) {
+  switch (measure) {
+    case "peak": return Math.max(site.peak_live_bytes, 0);
+    case "leaked": return Math.max(site.leaked_bytes, 0);
+    case "growth": return site.verdict === "growth" && site.growth.slope_bytes_per_iteration > 0 ? Math.round(site.growth.slope_bytes_per_iteration) : 0;
+    case "retained": return Math.max(site.retained.peak_dead_bytes, 0);
+    default: return 0;
+  }
+}
+
+// A demangled name without its parameter list and namespaces of tleak's own anonymous scopes.
+export function shortFunction(name) {
+  if (!name) return "";
+  let depth = 0, cut = name.length;
+  for (let i = name.length - 1; i >= 0; --i) {
+    if (name[i] === ")") ++depth;
+    else if (name[i] === "(" && --depth === 0) { cut = i; break; }
+  }
+  // Keep "(...)" off only when the parentheses close the name (not an operator() or a lambda).
+  const base = cut > 0 && name.endsWith(")") ? name.slice(0, cut) : name;
+  return base.replace(/\(anonymous namespace\)::/g, "");
+}
+
+export function frameName(frame) {
+  const where = frame.file ? ` (${frame.file.split("/").pop()}:${frame.line})` : frame.module ? ` (${frame.module})` : "";
+  return `${shortFunction(frame.function) || "??"}${where}`;
+}
+
+export function topSites(sites, n) {
+  return [...sites].sort((a, b) => b.peak_live_bytes - a.peak_live_bytes).slice(0, n);
+}
+
+// The fitted growth line over the iterations it was fitted on: the reported slope, through the
+// median of (live - slope * iteration) there (the Theil-Sen intercept); null elsewhere.
+export function growthFit(site, iterations) {
+  const g = site.growth;
+  if (site.verdict !== "growth" || !(g.slope_bytes_per_iteration > 0) || g.first_iteration == null) return null;
+  const inWindow = (it) => it >= g.first_iteration && it <= g.last_iteration;
+  const offsets = [];
+  iterations.forEach((it, i) => { if (inWindow(it)) offsets.push(site.live_bytes_at_samples[i] - g.slope_bytes_per_iteration * it); });
+  if (offsets.length === 0) return null;
+  offsets.sort((a, b) => a - b);
+  const mid = offsets.length >> 1;
+  const intercept = offsets.length % 2 ? offsets[mid] : (offsets[mid - 1] + offsets[mid]) / 2;
+  return iterations.map((it) => (inWindow(it) ? intercept + g.slope_bytes_per_iteration * it : null));
+}
