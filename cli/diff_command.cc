@@ -5,7 +5,9 @@
 #include "commands.h"
 #include "fail_policy.h"
 #include "tleak/diagnosis/diff.h"
+#include "tleak/diagnosis/atomic_file.h"
 #include "tleak/diagnosis/report_json.h"
+#include "tleak/web/report_page.h"
 
 namespace tleak::cli {
 namespace {
@@ -15,6 +17,7 @@ struct DiffArgs {
   std::string format = "text";
   std::vector<std::string> fail_on;
   std::string max_increase;
+  std::string html;
   bool force = false;
 };
 
@@ -32,11 +35,21 @@ Command add_diff_command(CLI::App& app) {
   sub->add_option("--max-increase", args->max_increase,
                   "Tolerate regressions up to this many bytes (1MiB, 512KiB, ...); fail when the total peak grows more");
   sub->add_flag("--force", args->force, "Compare reports of different scenarios");
+  sub->add_option("--html", args->html,
+                  "Also write the diff as a self-contained HTML page to FILE (atomically): both timelines, "
+                  "regressions first, a differential flame graph");
   return [args] {
     const diagnosis::FailPolicy policy = policy_from(args->fail_on, args->max_increase);
+    if (!args->html.empty()) diagnosis::check_writable(args->html);
     diagnosis::Diff diff;
     try {
       diff = diagnosis::diff_report_files(args->a, args->b, args->force);
+      if (!args->html.empty()) {
+        // The page draws what the diff does not carry: both timelines and every site's frames.
+        const nlohmann::json a = diagnosis::to_json(diagnosis::read_report_file(args->a));
+        const nlohmann::json b = diagnosis::to_json(diagnosis::read_report_file(args->b));
+        diagnosis::write_file_atomically(args->html, web::diff_page(diagnosis::to_json(diff), a, b));
+      }
     } catch (const diagnosis::ReportError& e) {
       throw UsageError(e.what());
     } catch (const diagnosis::DiffError& e) {

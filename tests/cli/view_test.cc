@@ -91,6 +91,8 @@ TEST(View, BadInputIsRefusedAndAnExistingPageKept) {
       {{"view", (work_dir() / "broken.json").string(), "-o", page_path.string()}, "broken.json"},
       {{"view", report_path.string(), "-o", "/nonexistent-dir/x.html"}, "/nonexistent-dir"},
       {{"run", "clean-loop", "--html", "/nonexistent-dir/x.html"}, "/nonexistent-dir"},
+      {{"diff", report_path.string(), report_path.string(), "--html", "/nonexistent-dir/x.html"}, "/nonexistent-dir"},
+      {{"diff", report_path.string(), (work_dir() / "broken.json").string(), "--html", page_path.string()}, "broken.json"},
   };
   for (const auto& c : cases) expect_refused(tleak(c.args), c.message);
   EXPECT_EQ(read(page_path), "an earlier page");

@@ -1,9 +1,10 @@
 // Opens tleak's report pages in real headless Chromium (Debian's) and checks what a user sees: the
 // verdict sentence, one row per site, a chart that drew, a flame graph whose click zooms, a site's
-// detail, no console error and no request beyond the page itself. Saves a screenshot of each page.
+// detail, no console error and no request beyond the page itself; and a diff page (regressions
+// first, both timelines, a differential flame graph). Saves a screenshot of each page.
 //
 // Usage: node page_test.mjs TLEAK_BINARY WEB_DIR OUTPUT_DIR   (WEB_DIR holds node_modules)
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { pathToFileURL } from "node:url";
@@ -102,6 +103,42 @@ for (const [scenario, variant] of [["append-loop", "leaky"], ["custom-op-scratch
     const shown = await page.$$eval("#sites-body tr", (rows) => rows.length);
     assert.equal(shown, report.sites.filter((s) => s.verdict === report.summary.verdict).length);
     await page.screenshot({ path: path.join(outDir, `${scenario}-${variant}.png`), fullPage: true });
+    assert.deepEqual(errors, [], "console errors");
+    assert.deepEqual(requests, [], "requests beyond the page");
+    await page.close();
+  });
+}
+
+// The diff page: a growth regression (graph-ops-in-loop, fixed then leaky).
+{
+  const before = page_for("graph-ops-in-loop", "fixed"), after = page_for("graph-ops-in-loop", "leaky");
+  const html = path.join(outDir, "diff.html");
+  const run = spawnSync(tleak, ["diff", path.join(outDir, "graph-ops-in-loop-fixed.json"), path.join(outDir, "graph-ops-in-loop-leaky.json"),
+    "--format", "json", "--html", html], { encoding: "utf8" });
+  const diff = JSON.parse(run.stdout);
+  await check("diff page", async () => {
+    assert.ok(before.report && after.report);
+    const { page, errors, requests } = await open(html);
+    const sentence = await page.$eval("#diff-sentence", (e) => e.textContent);
+    assert.ok(sentence.startsWith(`${diff.counts.regressions} regression(s)`), sentence);
+    assert.equal(await page.$$eval("#diff-sites tbody tr", (rows) => rows.length), diff.sites.length);
+    assert.equal(await page.$eval("#diff-sites tbody tr", (r) => r.classList.contains("regressed")), true);
+    assert.equal(await page.$eval("#diff-sites tbody tr td:nth-child(3)", (td) => td.textContent), "bounded → growth");
+    const inked = await page.$eval("#diff-timeline canvas", (c) => {
+      const d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+      let n = 0;
+      for (let i = 3; i < d.length; i += 4) if (d[i] !== 0) ++n;
+      return n;
+    });
+    assert.ok(inked > 500, `diff timeline has ${inked} drawn pixels`);
+    // The growing constant's frame is red (it grew from A to B), and the flame graph zooms.
+    assert.equal(await page.$eval("#diff-measure", (s) => s.value), "growth");
+    const fills = await page.$$eval("#diff-flame svg g.frame", (gs) => gs.map((g) => [g.textContent, g.querySelector("rect").getAttribute("fill")]));
+    const grown = fills.find(([text]) => text.startsWith("tleak::runtime::constant"));
+    assert.ok(grown, `frames: ${fills.map(([t]) => t)}`);
+    const [r, g, b] = grown[1].match(/\d+/g).map(Number);
+    assert.ok(r > g && r > b, `the grown frame is ${grown[1]}`);
+    await page.screenshot({ path: path.join(outDir, "diff.png"), fullPage: true });
     assert.deepEqual(errors, [], "console errors");
     assert.deepEqual(requests, [], "requests beyond the page");
     await page.close();

@@ -1,23 +1,17 @@
-// tleak's report page: reads the report embedded in the page and draws the header, the live-bytes
-// timeline (uPlot), the sites table, the flame graph (d3-flame-graph) and a site's detail. No
-// request leaves the page: the libraries are bundled in and the data is inline.
+// tleak's pages: reads the data embedded in the page, a report (the header, the live-bytes timeline
+// with uPlot, the sites table, the flame graph with d3-flame-graph and a site's detail) or a diff
+// of two reports (diff_page.js). No request leaves the page: the libraries are bundled in and the
+// data is inline.
 import uPlot from "uplot";
 import { select } from "d3-selection";
 import flamegraph from "d3-flame-graph";
 import { bytes, byteRate, frameName, shortFunction, siteWeight, MEASURES, growthFit, topSites } from "./report_model.js";
+import { el } from "./dom.js";
+import { renderDiff } from "./diff_page.js";
 
-const report = JSON.parse(document.getElementById("tleak-report").textContent);
+const data = JSON.parse(document.getElementById("tleak-report").textContent);
+const report = data.schema === "tleak.report/1" ? data : null;
 const $ = (id) => document.getElementById(id);
-const el = (tag, attrs = {}, ...children) => {
-  const node = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) {
-    if (k === "class") node.className = v;
-    else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
-    else node.setAttribute(k, v);
-  }
-  for (const c of children) node.append(c instanceof Node ? c : String(c));
-  return node;
-};
 
 function header() {
   const run = report.run;
@@ -225,8 +219,12 @@ function drawFlame() {
   select(host).datum(root).call(chart);
 }
 
-header();
-timeline();
-sitesTable();
-flame();
+if (report) {
+  header();
+  timeline();
+  sitesTable();
+  flame();
+} else {
+  renderDiff(data);
+}
 document.body.dataset.ready = "true";

@@ -30,19 +30,26 @@ std::string script_safe_json(const nlohmann::json& value) {
   return out;
 }
 
-}  // namespace
-
-std::string report_page(const nlohmann::json& report) {
+// The page template with `value` where its script reads its data.
+std::string page_with(const nlohmann::json& value) {
   const std::string_view page(reinterpret_cast<const char*>(detail::kPageTemplate), detail::kPageTemplateSize);
   const std::size_t mark = page.find(kDataMark);
   if (mark == std::string_view::npos) throw std::logic_error("report page template has no data mark");
   std::string out;
-  const std::string data = script_safe_json(report);
+  const std::string data = script_safe_json(value);
   out.reserve(page.size() + data.size());
   out.append(page.substr(0, mark));
   out.append(data);
   out.append(page.substr(mark + kDataMark.size()));
   return out;
+}
+
+}  // namespace
+
+std::string report_page(const nlohmann::json& report) { return page_with(report); }
+
+std::string diff_page(const nlohmann::json& diff, const nlohmann::json& a, const nlohmann::json& b) {
+  return page_with({{"diff", diff}, {"a", a}, {"b", b}});
 }
 
 }  // namespace tleak::web

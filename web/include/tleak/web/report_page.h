@@ -1,4 +1,4 @@
-// The HTML view of a report: one self-contained page (scripts, styles and data inline, no request
+// The HTML views of a report and of a diff: one self-contained page (scripts, styles and data inline, no request
 // when opened) with the verdict, the live-bytes timeline, the sites table, a flame graph and a
 // site's detail. Built from web/src with uPlot and d3-flame-graph.
 #pragma once
@@ -10,5 +10,10 @@ namespace tleak::web {
 
 // `report` is a tleak.report/1 value (as diagnosis::to_json writes it).
 std::string report_page(const nlohmann::json& report);
+
+// The diff page: both runs' timelines overlaid, the sites that regressed first with their figures
+// before and after, and a differential flame graph. `diff` is a tleak.diff/1 value; `a` and `b` the
+// two reports it compares.
+std::string diff_page(const nlohmann::json& diff, const nlohmann::json& a, const nlohmann::json& b);
 
 }  // namespace tleak::web

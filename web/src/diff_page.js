@@ -1,0 +1,114 @@
+// The diff page: two runs' live bytes overlaid, the sites that regressed first with their figures
+// before and after, and a differential flame graph (widths from the second run, colour by change).
+import uPlot from "uplot";
+import { select } from "d3-selection";
+import flamegraph, { colorMapper } from "d3-flame-graph";
+import { bytes, byteRate, frameName, siteWeight, MEASURES } from "./report_model.js";
+import { el, figureList } from "./dom.js";
+
+// The key `tleak diff` matches sites by: function, module, file name and line of every frame.
+export function siteKey(site) {
+  return site.frames.map((f) => `${f.function || ""}|${f.module || ""}|${(f.file || "").split("/").pop()}:${f.line ?? 0}`).join("\n");
+}
+
+// One tree of stacks: widths from the second run (the first's for a site that is gone), and each
+// site's change of the measure as the delta of its innermost frame.
+export function differentialTree(a, b, measure) {
+  const before = new Map();
+  for (const site of a.sites) before.set(siteKey(site), (before.get(siteKey(site)) || 0) + siteWeight(site, measure));
+  const root = { name: "all", value: 0, delta: 0, children: [] };
+  const add = (site, width, delta) => {
+    if (width <= 0 && delta === 0) return;
+    let node = root;
+    root.value += width;
+    for (const frame of [...site.frames].reverse()) {
+      const name = frameName(frame);
+      let child = node.children.find((c) => c.name === name);
+      if (!child) node.children.push(child = { name, value: 0, delta: 0, children: [] });
+      child.value += width;
+      node = child;
+    }
+    node.delta += delta;
+  };
+  const seen = new Set();
+  for (const site of b.sites) {
+    const key = siteKey(site);
+    const weight = siteWeight(site, measure);
+    add(site, weight, weight - (seen.has(key) ? 0 : before.get(key) || 0));
+    seen.add(key);
+  }
+  for (const site of a.sites) {
+    const key = siteKey(site);
+    if (seen.has(key)) continue;
+    const weight = before.get(key) || 0;
+    add(site, weight, -weight);
+    seen.add(key);
+  }
+  return root;
+}
+
+export function renderDiff(data) {
+  const { diff, a, b } = data;
+  const name = (r) => (r.run.program ? r.run.program.command.join(" ") : `${r.run.scenario} (${r.run.variant}, ${r.run.mode})`);
+  document.title = `tleak diff: ${name(a)} vs ${name(b)}`;
+  document.getElementById("report-page").hidden = true;
+  const page = document.getElementById("diff-page");
+  page.hidden = false;
+
+  const t = diff.totals;
+  const pair = (x, f = bytes) => `${f(x.a)} → ${f(x.b)}`;
+  page.append(
+    el("h1", {}, "tleak diff"),
+    el("p", { class: `sentence verdict-${diff.counts.regressions > 0 ? "growth" : "bounded"}`, id: "diff-sentence" },
+      `${diff.counts.regressions} regression(s): ${diff.counts.changed} site(s) changed, ${diff.counts.new} new, ${diff.counts.gone} gone`),
+    figureList([["before (A)", name(a)], ["after (B)", name(b)], ["peak live", pair(t.peak_live_bytes)],
+      ["final live", pair(t.final_live_bytes)], ["leaked", pair(t.leaked_bytes)],
+      ["growth", pair(t.growth_bytes_per_iteration, (v) => byteRate(v))], ["dead-held peak", pair(t.retained_peak_bytes)]]),
+    el("h2", {}, "Live bytes per iteration, both runs"),
+    el("div", { id: "diff-timeline", class: "chart" }),
+    el("h2", {}, "Sites, regressions first"),
+    el("table", { class: "sites", id: "diff-sites" }),
+    el("h2", {}, "Differential flame graph"),
+    el("div", { class: "controls" },
+      el("label", {}, "weight ", el("select", { id: "diff-measure" }, ...MEASURES.map(([v, title]) => el("option", { value: v }, title)))),
+      el("span", { class: "hint" }, "Widths: run B (run A for a site that is gone). Red: grew from A to B; blue: shrank; orange: all of it is new in B. Click a frame to zoom.")),
+    el("div", { id: "diff-flame", class: "chart" }));
+
+  // Overlaid timelines on one iteration axis (runs of different lengths leave gaps).
+  const iterations = [...new Set([...a.timeline.samples, ...b.timeline.samples].map((s) => s.iteration))].sort((x, y) => x - y);
+  const at = (r) => { const m = new Map(r.timeline.samples.map((s) => [s.iteration, s.live_bytes])); return iterations.map((i) => m.get(i) ?? null); };
+  if (iterations.length > 0) {
+    new uPlot({
+      width: Math.max(480, document.getElementById("diff-timeline").clientWidth || 900), height: 280, scales: { x: { time: false } },
+      series: [{ label: "iteration" }, { label: "A live", stroke: "#1f77b4", value: (u, v) => bytes(v) }, { label: "B live", stroke: "#d62728", value: (u, v) => bytes(v) }],
+      axes: [{ label: "iteration" }, { values: (u, vals) => vals.map(bytes), size: 80 }],
+    }, [iterations, at(a), at(b)], document.getElementById("diff-timeline"));
+  }
+
+  const head = ["status", "site", "verdict", "peak", "leaked", "growth / iteration", "dead-held peak", "regressions"];
+  const rows = diff.sites.map((s) => el("tr", { class: `row status-${s.status}${s.regressions.length ? " regressed" : ""}` },
+    el("td", {}, s.status), el("td", { title: s.label }, s.label),
+    el("td", {}, `${s.verdict.a ?? "-"} → ${s.verdict.b ?? "-"}`),
+    el("td", {}, pair(s.peak_live_bytes)), el("td", {}, pair(s.leaked_bytes)),
+    el("td", {}, pair(s.growth_bytes_per_iteration, (v) => (v == null ? "-" : byteRate(v)))), el("td", {}, pair(s.retained_peak_bytes)),
+    el("td", {}, s.regressions.map((r) => r.kind).join(", "))));
+  document.getElementById("diff-sites").replaceChildren(el("thead", {}, el("tr", {}, ...head.map((h) => el("th", {}, h)))), el("tbody", {}, ...rows));
+
+  const measureSelect = document.getElementById("diff-measure");
+  measureSelect.value = t.growth_bytes_per_iteration.b !== t.growth_bytes_per_iteration.a ? "growth" : "peak";
+  const draw = () => {
+    const host = document.getElementById("diff-flame");
+    host.replaceChildren();
+    const root = differentialTree(a, b, measureSelect.value);
+    if (root.value === 0) {
+      host.textContent = "No site has a non-zero weight for this measure in either run.";
+      return;
+    }
+    const chart = flamegraph().width(Math.max(480, host.clientWidth || 900)).cellHeight(18).inverted(true).minFrameSize(1)
+      .transitionDuration(0).sort(true).computeDelta(true).setColorMapper(colorMapper.differentialColorMapper)
+      .label((d) => `${d.data.name}: ${bytes(d.value)} in B, ${d.delta >= 0 ? "+" : ""}${bytes(d.delta)} from A`);
+    select(host).datum(root).call(chart);
+  };
+  measureSelect.addEventListener("input", draw);
+  draw();
+}
