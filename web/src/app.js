@@ -7,10 +7,16 @@ import { select } from "d3-selection";
 import flamegraph from "d3-flame-graph";
 import { bytes, byteRate, frameName, shortFunction, siteWeight, MEASURES, growthFit, topSites } from "./report_model.js";
 import { el } from "./dom.js";
+import { stackTree } from "./stack_tree.js";
 import { renderDiff } from "./diff_page.js";
+import { reportFromPageData } from "./page_data.js";
 
+// Marks for the page benchmark (bench/page_load.mjs): how long each part of opening the page took.
+performance.mark("tleak-start");
 const data = JSON.parse(document.getElementById("tleak-report").textContent);
-const report = data.schema === "tleak.report/1" ? data : null;
+performance.mark("tleak-parsed");
+const report = data.page_data ? reportFromPageData(data) : null;
+performance.mark("tleak-hydrated");
 const $ = (id) => document.getElementById(id);
 
 function header() {
@@ -53,7 +59,7 @@ function timeline() {
   const top = topSites(report.sites, 5);
   top.forEach((site, i) => {
     series.push({ label: `#${site.id} ${site.label}`, stroke: palette[i], value: (u, v) => bytes(v) });
-    data.push(site.live_bytes_at_samples);
+    data.push(site.live_bytes_at_samples || samples.map(() => null));
     const fit = growthFit(site, x);
     if (fit) {
       series.push({ label: `fit #${site.id} (${byteRate(site.growth.slope_bytes_per_iteration)})`, stroke: palette[i], dash: [6, 4], width: 1, value: (u, v) => (v == null ? "" : bytes(v)) });
@@ -166,7 +172,11 @@ function detail(site) {
   const samples = report.timeline.samples;
   if (detailPlot) detailPlot.destroy();
   detailPlot = null;
-  if (samples.length > 0) {
+  $("detail-curve").replaceChildren();
+  if (samples.length > 0 && !site.live_bytes_at_samples) {
+    $("detail-curve").textContent = `This site's curve was left out of the page: of ${report.sites.length} sites it keeps the curves of ` +
+      `${report.sites.length - report.curves_left_out} (every site not bounded first, then the largest peaks). The JSON report has it.`;
+  } else if (samples.length > 0) {
     detailPlot = new uPlot({
       width: Math.max(360, $("detail-curve").clientWidth || 600), height: 160, scales: { x: { time: false } },
       series: [{ label: "iteration" }, { label: "live", stroke: "#d62728", value: (u, v) => bytes(v) }],
@@ -190,20 +200,7 @@ function flame() {
 
 function drawFlame() {
   const measure = $("measure").value;
-  const root = { name: "all", value: 0, children: [] };
-  for (const site of report.sites) {
-    const weight = siteWeight(site, measure);
-    if (weight <= 0) continue;
-    root.value += weight;
-    let node = root;
-    for (const frame of [...site.frames].reverse()) {
-      const name = frameName(frame);
-      let child = node.children.find((c) => c.name === name);
-      if (!child) node.children.push(child = { name, value: 0, children: [] });
-      child.value += weight;
-      node = child;
-    }
-  }
+  const root = stackTree(report.sites.map((site) => [site, siteWeight(site, measure)]));
   const host = $("flame");
   host.replaceChildren();
   if (root.value === 0) {
@@ -222,8 +219,11 @@ function drawFlame() {
 if (report) {
   header();
   timeline();
+  performance.mark("tleak-timeline");
   sitesTable();
+  performance.mark("tleak-table");
   flame();
+  performance.mark("tleak-flame");
 } else {
   renderDiff(data);
 }

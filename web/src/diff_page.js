@@ -3,7 +3,9 @@
 import uPlot from "uplot";
 import { select } from "d3-selection";
 import flamegraph, { colorMapper } from "d3-flame-graph";
-import { bytes, byteRate, frameName, siteWeight, MEASURES } from "./report_model.js";
+import { bytes, byteRate, siteWeight, MEASURES } from "./report_model.js";
+import { reportFromPageData } from "./page_data.js";
+import { stackTree } from "./stack_tree.js";
 import { el, figureList } from "./dom.js";
 
 // The key `tleak diff` matches sites by: function, module, file name and line of every frame.
@@ -16,39 +18,28 @@ export function siteKey(site) {
 export function differentialTree(a, b, measure) {
   const before = new Map();
   for (const site of a.sites) before.set(siteKey(site), (before.get(siteKey(site)) || 0) + siteWeight(site, measure));
-  const root = { name: "all", value: 0, delta: 0, children: [] };
-  const add = (site, width, delta) => {
-    if (width <= 0 && delta === 0) return;
-    let node = root;
-    root.value += width;
-    for (const frame of [...site.frames].reverse()) {
-      const name = frameName(frame);
-      let child = node.children.find((c) => c.name === name);
-      if (!child) node.children.push(child = { name, value: 0, delta: 0, children: [] });
-      child.value += width;
-      node = child;
-    }
-    node.delta += delta;
-  };
-  const seen = new Set();
+  const entries = [], deltas = new Map(), seen = new Set();
   for (const site of b.sites) {
-    const key = siteKey(site);
-    const weight = siteWeight(site, measure);
-    add(site, weight, weight - (seen.has(key) ? 0 : before.get(key) || 0));
+    const key = siteKey(site), weight = siteWeight(site, measure);
+    deltas.set(site, weight - (seen.has(key) ? 0 : before.get(key) || 0));
+    entries.push([site, weight]);
     seen.add(key);
   }
   for (const site of a.sites) {
     const key = siteKey(site);
     if (seen.has(key)) continue;
     const weight = before.get(key) || 0;
-    add(site, weight, -weight);
+    deltas.set(site, -weight);
+    entries.push([site, weight]);
     seen.add(key);
   }
-  return root;
+  const changed = entries.filter(([site, weight]) => weight > 0 || deltas.get(site) !== 0);
+  return stackTree(changed, (node, site) => { node.delta = (node.delta || 0) + deltas.get(site); });
 }
 
 export function renderDiff(data) {
-  const { diff, a, b } = data;
+  const { diff } = data;
+  const a = reportFromPageData(data.a), b = reportFromPageData(data.b);
   const name = (r) => (r.run.program ? r.run.program.command.join(" ") : `${r.run.scenario} (${r.run.variant}, ${r.run.mode})`);
   document.title = `tleak diff: ${name(a)} vs ${name(b)}`;
   document.getElementById("report-page").hidden = true;

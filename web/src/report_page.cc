@@ -1,5 +1,7 @@
 #include "tleak/web/report_page.h"
 
+#include "page_data.h"
+
 #include <cstddef>
 #include <stdexcept>
 #include <string_view>
@@ -46,10 +48,10 @@ std::string page_with(const nlohmann::json& value) {
 
 }  // namespace
 
-std::string report_page(const nlohmann::json& report) { return page_with(report); }
+std::string report_page(const nlohmann::json& report) { return page_with(detail::page_data(report)); }
 
 std::string diff_page(const nlohmann::json& diff, const nlohmann::json& a, const nlohmann::json& b) {
-  return page_with({{"diff", diff}, {"a", a}, {"b", b}});
+  return page_with({{"diff", diff}, {"a", detail::page_data(a)}, {"b", detail::page_data(b)}});
 }
 
 }  // namespace tleak::web
