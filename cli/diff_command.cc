@@ -46,8 +46,7 @@ Command add_diff_command(CLI::App& app) {
       diff = diagnosis::diff_report_files(args->a, args->b, args->force);
       if (!args->html.empty()) {
         // The page draws what the diff does not carry: both timelines and every site's frames.
-        const nlohmann::json a = diagnosis::to_json(diagnosis::read_report_file(args->a));
-        const nlohmann::json b = diagnosis::to_json(diagnosis::read_report_file(args->b));
+        const diagnosis::Report a = diagnosis::read_report_file(args->a), b = diagnosis::read_report_file(args->b);
         diagnosis::write_file_atomically(args->html, web::diff_page(diagnosis::to_json(diff), a, b));
       }
     } catch (const diagnosis::ReportError& e) {

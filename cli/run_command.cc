@@ -170,7 +170,7 @@ int run_program_command(const RunArgs& args) {
                                                   : "tleak-" + report.run.scenario + "-" + std::to_string(program.pid) + ".json";
   try {
     diagnosis::write_file_atomically(output, json);
-    if (!args.html.empty()) diagnosis::write_file_atomically(args.html, web::report_page(diagnosis::to_json(report)));
+    if (!args.html.empty()) diagnosis::write_file_atomically(args.html, web::report_page(report));
   } catch (const diagnosis::FileError& e) {
     throw UsageError(e.what());
   }
@@ -304,7 +304,7 @@ Command add_run_command(CLI::App& app) {
     }
     const std::string json = diagnosis::report_file_text(report);
     if (!args->output.empty()) diagnosis::write_file_atomically(args->output, json);
-    if (!args->html.empty()) diagnosis::write_file_atomically(args->html, web::report_page(diagnosis::to_json(report)));
+    if (!args->html.empty()) diagnosis::write_file_atomically(args->html, web::report_page(report));
     const std::string format = !args->format.empty() ? args->format : (args->output.empty() ? "json" : "text");
     std::cout << (format == "json" ? json : diagnosis::render_text(report)) << std::flush;
     return exit_code_for(report, args->fail_on);

@@ -23,7 +23,7 @@ Command add_view_command(CLI::App& app) {
     } catch (const diagnosis::ReportError& e) {
       throw UsageError(e.what());
     }
-    const std::string page = web::report_page(diagnosis::to_json(report));
+    const std::string page = web::report_page(report);
     if (output->empty()) {
       std::cout << page << std::flush;
     } else {

@@ -62,6 +62,11 @@ for (const [scenario, variant] of [["append-loop", "leaky"], ["custom-op-scratch
   await check(`${scenario} ${variant}`, async () => {
     const { page, errors, requests } = await open(html);
     assert.equal(await page.$eval("#sentence", (e) => e.textContent), report.summary.sentence);
+    // The sites the page rebuilt from its columns are the report's, field for field.
+    const { curves_left_out, sites, ...rest } = await page.evaluate(() => window.tleak.report);
+    assert.equal(curves_left_out, 0);
+    assert.deepEqual(sites, report.sites);
+    assert.deepEqual(rest, Object.fromEntries(Object.entries(report).filter(([k]) => k !== "sites")));
     assert.equal(await page.$$eval("#sites-body tr", (rows) => rows.length), report.sites.length);
     // The timeline's canvas has pixels drawn on it.
     const inked = await page.$eval("#timeline canvas", (c) => {

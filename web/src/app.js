@@ -17,6 +17,7 @@ const data = JSON.parse(document.getElementById("tleak-report").textContent);
 performance.mark("tleak-parsed");
 const report = data.page_data ? reportFromPageData(data) : null;
 performance.mark("tleak-hydrated");
+window.tleak = { report };  // for the console, and for the browser test's round-trip check
 const $ = (id) => document.getElementById(id);
 
 function header() {

@@ -7,6 +7,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "tleak/diagnosis/report_json.h"
+
 namespace tleak::web::detail {
 namespace {
 
@@ -84,13 +86,10 @@ class Columns {
 };
 
 // Sites whose curves the page keeps: every site that is not bounded, then the largest peaks.
-std::vector<std::size_t> sites_with_curves(const json& sites, std::size_t limit) {
+std::vector<std::size_t> sites_with_curves(const std::vector<diagnosis::SiteReport>& sites, std::size_t limit) {
   std::vector<std::size_t> order(sites.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
-  const auto rank = [&](std::size_t i) {
-    const json& s = sites[i];
-    return std::pair(s.value("verdict", "") == "bounded" ? 1 : 0, -s.value("peak_live_bytes", std::int64_t{0}));
-  };
+  const auto rank = [&](std::size_t i) { return std::pair(sites[i].verdict == "bounded" ? 1 : 0, -sites[i].peak_live_bytes); };
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return rank(a) < rank(b); });
   if (order.size() > limit) order.resize(limit);
   std::sort(order.begin(), order.end());
@@ -99,13 +98,14 @@ std::vector<std::size_t> sites_with_curves(const json& sites, std::size_t limit)
 
 }  // namespace
 
-json page_data(const json& report, std::size_t max_curves) {
+json page_data(const diagnosis::Report& report, std::size_t max_curves) {
   StringTable strings;
   Columns site_columns(strings), frame_columns(strings);
   std::unordered_map<std::string, std::int64_t> frame_index;
   json site_frames = json::array();
-  const json& sites = report.contains("sites") ? report["sites"] : json::array();
-  for (const json& site : sites) {
+  const std::vector<diagnosis::SiteReport>& sites = report.sites;
+  for (const diagnosis::SiteReport& report_site : sites) {
+    const json site = diagnosis::to_json(report_site);
     site_columns.add(site, {"frames", "live_bytes_at_samples"});
     json stack = json::array();
     for (const json& frame : site.value("frames", json::array())) {
@@ -118,9 +118,9 @@ json page_data(const json& report, std::size_t max_curves) {
   json curve_sites = json::array(), curves = json::array();
   for (const std::size_t i : sites_with_curves(sites, max_curves)) {
     curve_sites.push_back(i);
-    curves.push_back(sites[i].value("live_bytes_at_samples", json::array()));
+    curves.push_back(sites[i].live_bytes_at_samples);
   }
-  json rest = report;
+  json rest = diagnosis::to_json_without_sites(report);
   rest.erase("sites");
   json out = {{"page_data", "tleak.page-data/1"},
               {"report", std::move(rest)},

@@ -8,9 +8,11 @@
 #include <cstddef>
 #include <nlohmann/json.hpp>
 
+#include "tleak/diagnosis/report.h"
+
 namespace tleak::web::detail {
 
-// `report` is a tleak.report/1 value.
-nlohmann::json page_data(const nlohmann::json& report, std::size_t max_curves = 2000);
+// Sites are converted one at a time: the whole report is never held as JSON.
+nlohmann::json page_data(const diagnosis::Report& report, std::size_t max_curves = 2000);
 
 }  // namespace tleak::web::detail

@@ -48,9 +48,9 @@ std::string page_with(const nlohmann::json& value) {
 
 }  // namespace
 
-std::string report_page(const nlohmann::json& report) { return page_with(detail::page_data(report)); }
+std::string report_page(const diagnosis::Report& report) { return page_with(detail::page_data(report)); }
 
-std::string diff_page(const nlohmann::json& diff, const nlohmann::json& a, const nlohmann::json& b) {
+std::string diff_page(const nlohmann::json& diff, const diagnosis::Report& a, const diagnosis::Report& b) {
   return page_with({{"diff", diff}, {"a", detail::page_data(a)}, {"b", detail::page_data(b)}});
 }
 

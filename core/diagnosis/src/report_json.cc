@@ -101,8 +101,6 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SiteReport, id, verdict, reason, label, alloc
                                                 unjudged_at_exit_blocks, growth, retained,
                                                 live_bytes_at_samples)
 
-namespace {
-
 // Everything but the sites (the file writer writes those itself).
 nlohmann::json to_json_without_sites(const Report& r) {
   return {{"schema", r.schema},
@@ -119,7 +117,7 @@ nlohmann::json to_json_without_sites(const Report& r) {
           {"memcheck", r.memcheck}};
 }
 
-}  // namespace
+nlohmann::json to_json(const SiteReport& site) { return site; }
 
 nlohmann::json to_json(const Report& r) {
   nlohmann::json j = to_json_without_sites(r);

@@ -6,14 +6,15 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "tleak/diagnosis/report.h"
+
 namespace tleak::web {
 
-// `report` is a tleak.report/1 value (as diagnosis::to_json writes it).
-std::string report_page(const nlohmann::json& report);
+std::string report_page(const diagnosis::Report& report);
 
 // The diff page: both runs' timelines overlaid, the sites that regressed first with their figures
 // before and after, and a differential flame graph. `diff` is a tleak.diff/1 value; `a` and `b` the
 // two reports it compares.
-std::string diff_page(const nlohmann::json& diff, const nlohmann::json& a, const nlohmann::json& b);
+std::string diff_page(const nlohmann::json& diff, const diagnosis::Report& a, const diagnosis::Report& b);
 
 }  // namespace tleak::web

@@ -18,6 +18,10 @@ class ReportError : public std::runtime_error {
 };
 
 nlohmann::json to_json(const Report& report);
+// The parts, for a writer that handles sites one at a time (a page of 100,000 sites): the report
+// with an empty "sites", and one site as it appears in "sites".
+nlohmann::json to_json_without_sites(const Report& report);
+nlohmann::json to_json(const SiteReport& site);
 // The report as tleak writes it, newline-terminated: indented for a person, or on one line when
 // it is large (kLargeReportSites; a program's report can have thousands of sites, each with its
 // samples: indentation alone would double a file of a hundred megabytes).
