@@ -198,8 +198,9 @@ Command add_run_command(CLI::App& app) {
              "report what leaks, grows or is retained");
   auto args = std::make_shared<RunArgs>();
   sub->add_option("scenario", args->scenario, "Scenario id (see tleak list); omit it with -- COMMAND");
-  sub->add_option("--variant", args->variant, "leaky: the pattern as written; fixed: the remedy")
-      ->check(CLI::IsMember({"leaky", "fixed"}));
+  sub->add_option("--variant", args->variant,
+                  "leaky: the document's code as written (may not leak); fixed: the remedy; some scenarios "
+                  "have other remedies to compare (tleak list --format json)");
   sub->add_option("--mode", args->mode, "Execution mode (default: the scenario's own)")
       ->check(CLI::IsMember({"eager", "graph", "jit"}));
   sub->add_option("--iterations", args->iterations, "Loop iterations (default: the scenario's)")

@@ -3,6 +3,7 @@
 // process default graph, shared by threads without a graph of their own, whose variables
 // collection and constants live until reset_default_graph(); XLA temporaries live for one
 // execution.
+#include <algorithm>
 #include <thread>
 
 #include "runtime_fixture.h"
@@ -50,6 +51,27 @@ TEST_F(FrameworkSemanticsTest, ANewThreadBuildsInTheProcessDefaultGraphNotItsPar
   EXPECT_EQ(in_thread.graph(), &rt_.default_graph());
   // A session of one graph cannot evaluate another graph's tensor.
   EXPECT_THROW(Session(serving).run({in_thread}), std::invalid_argument);
+}
+
+// Stateful random ops from many threads at once: one generator, and every draw its own numbers.
+TEST_F(FrameworkSemanticsTest, StatefulRandomOpsAreSafeFromManyThreads) {
+  const auto before = pool_.stats().blocks_in_use.current;
+  std::vector<std::vector<float>> draws(8);
+  std::vector<std::thread> threads;
+  for (std::size_t t = 0; t < draws.size(); ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 50; ++i) {
+        const std::vector<float> v = random_normal(rt_, {4}).to_vector();
+        draws[t].insert(draws[t].end(), v.begin(), v.end());
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  std::vector<float> all;
+  for (const auto& d : draws) all.insert(all.end(), d.begin(), d.end());
+  std::sort(all.begin(), all.end());
+  EXPECT_EQ(std::adjacent_find(all.begin(), all.end()), all.end());  // no draw handed out twice
+  EXPECT_EQ(pool_.stats().blocks_in_use.current - before, 1);       // one generator's state
 }
 
 TEST_F(FrameworkSemanticsTest, EagerModeHasNoDefaultGraph) {

@@ -57,7 +57,7 @@ TEST_P(ExplainFigures, EveryByteFigureItStatesIsInItsReports) {
   const scenarios::Scenario& s = *scenarios::find_scenario(GetParam());
   std::vector<double> measured;
   for (const std::string& mode : s.modes) {
-    for (const char* variant : {"leaky", "fixed"}) {
+    for (const std::string& variant : s.variants) {
       const diagnosis::Report report = diagnosis::run_workload(s.run, scenarios::session_options(s, {variant, mode, {}, {}}));
       collect_numbers(diagnosis::to_json(report), measured);
     }

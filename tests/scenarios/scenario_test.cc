@@ -165,10 +165,10 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"predict-shared-session", "bounded", "bounded",
              [](const json& l, const json& f) {
                // Each new thread's random_normal lands in the process default graph, not the session's.
-               EXPECT_TRUE(has_note(l, "20 of 20 threads failed (session.run: a fetch is not a tensor of this session's graph)"));
-               EXPECT_TRUE(has_note(l, "the process default graph gained 20 nodes"));
+               EXPECT_TRUE(has_note(l, "200 of 200 threads failed (session.run: a fetch is not a tensor of this session's graph)"));
+               EXPECT_TRUE(has_note(l, "the process default graph gained 200 nodes"));
                EXPECT_TRUE(has_note(l, "0 predictions served"));
-               EXPECT_TRUE(has_note(f, "100 predictions served"));
+               EXPECT_TRUE(has_note(f, "1000 predictions served; 1 session(s) initialized"));
              }},
         Case{"constant-list", "retained", "bounded",
              [](const json& l, const json&) {
@@ -238,6 +238,27 @@ INSTANTIATE_TEST_SUITE_P(
       std::replace(name.begin(), name.end(), '-', '_');
       return name;
     });
+
+// The document's other remedy, a session per thread: TF1 sessions each hold their own copy of the
+// variables, so ten overlapping threads hold ten copies.
+TEST(ScenarioVariants, ASessionPerThreadHoldsACopyOfTheVariablesPerThread) {
+  const json per_thread = run("predict-shared-session", "session-per-thread");
+  EXPECT_EQ(per_thread["summary"]["verdict"], "bounded");
+  EXPECT_TRUE(has_note(per_thread, "1000 predictions served; 201 session(s) initialized"));
+  EXPECT_TRUE(has_note(per_thread, "2 variables (240 bytes)"));
+  double copies_peak = 0;
+  for (const json& site : per_thread["sites"]) {
+    for (const json& frame : site["frames"]) {
+      if (frame["function"].get<std::string>().find("Session::initialize_variables") != std::string::npos) {
+        copies_peak = std::max(copies_peak, site["peak_live_bytes"].get<double>());
+      }
+    }
+  }
+  EXPECT_EQ(copies_peak, 10 * 240);  // the ten threads' sessions at once
+  const auto r = testing::run_process(TLEAK_BINARY, {"run", "predict-shared-session", "--variant", "queue"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("has no variant 'queue' (it has: leaky, fixed, session-per-thread)"), std::string::npos) << r.err;
+}
 
 // TF1 graph mode: every tf.Variable joins the default graph's collection and stays with it;
 // reset_default_graph() lets them go.

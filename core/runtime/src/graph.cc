@@ -122,6 +122,11 @@ void Graph::add_to_collection(std::shared_ptr<VariableState> variable) {
   collection_.push_back(std::move(variable));
 }
 
+std::vector<std::shared_ptr<VariableState>> Graph::collection() const {
+  std::shared_lock lock(mutex_);
+  return collection_;
+}
+
 std::size_t Graph::collection_size() const {
   std::shared_lock lock(mutex_);
   return collection_.size();
@@ -133,7 +138,8 @@ Graph* GraphScope::current() { return t_default_graph != nullptr ? t_default_gra
 void GraphScope::set_process_default(Graph* graph) { g_process_default_graph.store(graph); }
 Graph* GraphScope::process_default() { return g_process_default_graph.load(); }
 
-std::vector<Tensor> execute(const Graph& graph, const std::vector<int>& fetches, const std::vector<Tensor>& feeds) {
+std::vector<Tensor> execute(const Graph& graph, const std::vector<int>& fetches, const std::vector<Tensor>& feeds,
+                            const VariableValues* session_values) {
   const std::vector<Node> nodes = graph.nodes();
   Runtime& rt = graph.runtime();
   // Which nodes the fetches need, and how many needed nodes consume each one.
@@ -169,7 +175,8 @@ std::vector<Tensor> execute(const Graph& graph, const std::vector<int>& fetches,
       }
       values[n] = fed;
     } else if (node.variable) {
-      values[n] = node.variable->value;
+      const auto own = session_values != nullptr ? session_values->find(node.variable.get()) : VariableValues::const_iterator();
+      values[n] = session_values != nullptr && own != session_values->end() ? own->second : node.variable->value;
       rt.use(values[n]);
     } else if (node.op->produces_constant) {
       values[n] = node.attrs.value;

@@ -46,6 +46,7 @@ Generator::Generator(Runtime& rt, std::uint64_t seed) : rt_(&rt) {
 }
 
 void Generator::reserve(std::uint64_t draws, std::uint64_t* key, std::uint64_t* counter) {
+  const std::lock_guard lock(mutex_);
   rt_->use(state_);
   std::uint32_t words[4];
   std::memcpy(words, state_.buffer()->data(), sizeof words);

@@ -58,7 +58,7 @@ Tensor Runtime::wrap(float* data, Shape shape, const Allocator* owner) {
 }
 
 Generator& Runtime::generator() {
-  if (!generator_) generator_ = std::make_unique<Generator>(*this, 0x5eed);
+  std::call_once(generator_made_, [this] { generator_ = std::make_unique<Generator>(*this, 0x5eed); });
   return *generator_;
 }
 

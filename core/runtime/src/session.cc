@@ -1,6 +1,10 @@
 #include "tleak/runtime/session.h"
 
+#include <cstring>
 #include <stdexcept>
+
+#include "tleak/runtime/runtime.h"
+#include "tleak/runtime/variable.h"
 
 namespace tleak::runtime {
 
@@ -18,7 +22,20 @@ std::vector<Tensor> Session::run(const std::vector<Tensor>& fetches,
     if (index < 0) throw std::invalid_argument("session.run: a feed key is not a placeholder");
     by_placeholder[static_cast<std::size_t>(index)] = value;
   }
-  return execute(graph_, nodes, by_placeholder);
+  return execute(graph_, nodes, by_placeholder, &variables_);
+}
+
+void Session::initialize_variables() {
+  Runtime& rt = graph_.runtime();
+  for (const auto& variable : graph_.collection()) {
+    const Tensor& initial = variable->value;
+    rt.begin_op("init_variable");
+    Tensor copy = rt.empty(initial.spec(), "session-variable");
+    std::memcpy(copy.buffer()->data(), initial.buffer()->data(), initial.buffer()->bytes());
+    rt.use(initial);
+    rt.use(copy);
+    variables_[variable.get()] = std::move(copy);
+  }
 }
 
 }  // namespace tleak::runtime

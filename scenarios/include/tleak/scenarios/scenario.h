@@ -29,6 +29,9 @@ struct Scenario {
   std::string measures;
   std::string fix;
   diagnosis::Workload run;
+  // Every scenario has `leaky` (the document's code as written, or the pattern) and `fixed` (the
+  // remedy); a scenario may add other remedies to compare, after those two.
+  std::vector<std::string> variants = {"leaky", "fixed"};
 };
 
 const std::vector<Scenario>& all_scenarios();
@@ -47,7 +50,7 @@ struct RunChoice {
 
 // The options every command runs `scenario` with. Under Valgrind, sizes not chosen shrink (scale
 // 0.25, at most 10 iterations, a 128 MiB device), and a note in the report says what was used.
-// Throws std::invalid_argument for a mode the scenario does not run in.
+// Throws std::invalid_argument for a mode the scenario does not run in or a variant it lacks.
 diagnosis::SessionOptions session_options(const Scenario& scenario, const RunChoice& choice);
 
 }  // namespace tleak::scenarios

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <unordered_map>
 #include <shared_mutex>
 #include <stdexcept>
 #include <string>
@@ -68,6 +69,7 @@ class Graph {
   // graph holds them (and their values) for as long as it lives.
   void add_to_collection(std::shared_ptr<VariableState> variable);
   std::size_t collection_size() const;
+  std::vector<std::shared_ptr<VariableState>> collection() const;
 
  private:
   Runtime* rt_;
@@ -96,8 +98,13 @@ class GraphScope {
   Graph* previous_;
 };
 
+// A session's own values of variables (TF1: variables live in the session that initialized them).
+using VariableValues = std::unordered_map<const VariableState*, Tensor>;
+
 // Runs the nodes `fetches` depend on, with `feeds` for placeholders (by placeholder index), and
 // returns the fetched values. Each intermediate is freed as soon as its last consumer has run.
-std::vector<Tensor> execute(const Graph& graph, const std::vector<int>& fetches, const std::vector<Tensor>& feeds);
+// Variables read `session_values` where it has them, else their own value.
+std::vector<Tensor> execute(const Graph& graph, const std::vector<int>& fetches, const std::vector<Tensor>& feeds,
+                            const VariableValues* session_values = nullptr);
 
 }  // namespace tleak::runtime

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <mutex>
 
 #include "tleak/runtime/tensor.h"
 
@@ -15,12 +16,14 @@ class Generator {
   // The state tensor: [key low, key high, counter low, counter high] as int32.
   const Tensor& state() const { return state_; }
   Runtime& runtime() const { return *rt_; }
-  // Reads the key and counter from the state tensor and advances the counter by `draws`.
+  // Reads the key and counter from the state tensor and advances the counter by `draws`. Safe from
+  // many threads at once (each gets its own draws), as stateful random ops are in TensorFlow.
   void reserve(std::uint64_t draws, std::uint64_t* key, std::uint64_t* counter);
 
  private:
   Runtime* rt_;
   Tensor state_;
+  std::mutex mutex_;
 };
 
 namespace detail {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <string_view>
 #include <vector>
 
@@ -52,6 +53,7 @@ class Runtime {
     if (observer_ != nullptr) observer_->on_use(owner, block);
   }
 
+  // The default generator, made on first use (from any thread).
   Generator& generator();
 
   // TF1's `disable_eager_execution()`: from now on, op calls on any thread outside a GraphScope
@@ -71,6 +73,7 @@ class Runtime {
   Allocator& host_;
   Allocator& device_;
   OpObserver* observer_;
+  std::once_flag generator_made_;
   std::unique_ptr<Generator> generator_;
   std::unique_ptr<Graph> default_graph_;
 };
