@@ -163,5 +163,25 @@ TEST_F(ModesTest, GraphCollectsTheVariablesItReads) {
   EXPECT_EQ(graph.collection_size(), 0u);  // created eagerly: in no collection
 }
 
+// A TensorArray loop traces to one node, where a Python-style loop unrolls into one node per step
+// and a constant per loop value; both compute the same.
+TEST_F(ModesTest, TensorArrayLoopIsOneNodeWithTheUnrolledLoopsValues) {
+  const Tensor x = random_tensor({3});
+  const auto step = [this](std::int64_t i, std::span<const Tensor> in) { return mul(in[0], scalar(rt_, static_cast<float>(i))); };
+  Graph graph(rt_);
+  Tensor looped;
+  {
+    GraphScope scope(graph);
+    looped = tensor_array_loop(rt_, 50, {3}, {x}, step);
+  }
+  EXPECT_EQ(graph.node_count(), 2u);  // x captured as a constant, and the loop
+  const Tensor out = Session(graph).run({looped})[0];
+  EXPECT_EQ(out.shape(), (Shape{50, 3}));
+  std::vector<Tensor> unrolled;
+  for (std::int64_t i = 0; i < 50; ++i) unrolled.push_back(step(i, std::span<const Tensor>(&x, 1)));
+  expect_near(out.to_vector(), stack(unrolled).to_vector());
+  EXPECT_THROW(tensor_array_loop(rt_, 2, {4}, {x}, step), ShapeError);  // a step of the wrong shape
+}
+
 }  // namespace
 }  // namespace tleak::runtime

@@ -27,6 +27,7 @@ TensorSpec infer_copy(const OpDef&, std::span<const TensorSpec> in, const Attrs&
 TensorSpec infer_take(const OpDef& op, std::span<const TensorSpec> in, const Attrs& attrs);
 TensorSpec infer_slice(const OpDef& op, std::span<const TensorSpec> in, const Attrs& attrs);
 TensorSpec infer_expand(const OpDef& op, std::span<const TensorSpec> in, const Attrs& attrs);
+TensorSpec infer_tensor_array_loop(const OpDef& op, std::span<const TensorSpec> in, const Attrs& attrs);
 
 void kernel_fill(Runtime&, std::span<const Tensor>, const Attrs& attrs, const Tensor& out);
 void kernel_range(Runtime&, std::span<const Tensor>, const Attrs& attrs, const Tensor& out);
@@ -38,6 +39,7 @@ void kernel_reduce_mean(Runtime&, std::span<const Tensor> in, const Attrs& attrs
 void kernel_stack(Runtime&, std::span<const Tensor> in, const Attrs& attrs, const Tensor& out);
 void kernel_concat(Runtime&, std::span<const Tensor> in, const Attrs& attrs, const Tensor& out);
 void kernel_copy(Runtime&, std::span<const Tensor> in, const Attrs&, const Tensor& out);
+void kernel_tensor_array_loop(Runtime& rt, std::span<const Tensor> in, const Attrs& attrs, const Tensor& out);
 void kernel_transpose(Runtime&, std::span<const Tensor> in, const Attrs& attrs, const Tensor& out);
 void kernel_broadcast_to(Runtime&, std::span<const Tensor> in, const Attrs&, const Tensor& out);
 void kernel_take(Runtime&, std::span<const Tensor> in, const Attrs& attrs, const Tensor& out);

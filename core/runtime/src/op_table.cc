@@ -42,6 +42,7 @@ const std::map<std::string, OpDef>& table() {
     def({.name = "take", .arity = 1, .infer = infer_take, .kernel = kernel_take});
     def({.name = "slice", .arity = 1, .infer = infer_slice, .kernel = kernel_slice});
     def({.name = "expand", .arity = 1, .infer = infer_expand, .kernel = kernel_expand});
+    def({.name = "tensor_array_loop", .arity = -1, .infer = infer_tensor_array_loop, .kernel = kernel_tensor_array_loop});
     return t;
   }();
   return ops;

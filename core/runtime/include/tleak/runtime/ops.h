@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "tleak/runtime/detail/op_def.h"
 #include "tleak/runtime/runtime.h"
 #include "tleak/runtime/tensor.h"
 
@@ -61,6 +62,13 @@ Tensor reduce_mean(const Tensor& a);
 Tensor reduce_mean(const Tensor& a, std::int64_t axis);
 
 Tensor stack(const std::vector<Tensor>& tensors, std::int64_t axis = 0);
+// A tf.while_loop over tf.range(count) that writes step i's element into a tf.TensorArray, then
+// stacks it ([count, element_shape...]). `step(i, inputs)` makes the element with ops, of
+// `element_shape`. In a graph this is one node, as a while loop is: the loop counter is a value at
+// run time, not a constant frozen into the trace, and each step's temporaries go with the step;
+// the array holds every element until the stack.
+Tensor tensor_array_loop(Runtime& rt, std::int64_t count, Shape element_shape, std::vector<Tensor> inputs,
+                         detail::LoopStep step);
 Tensor concat(const std::vector<Tensor>& tensors, std::int64_t axis = 0);
 // Same elements, new shape; shares the bytes in eager mode. One dimension may be -1.
 Tensor reshape(const Tensor& a, Shape shape);

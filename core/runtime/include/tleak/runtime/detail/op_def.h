@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -15,6 +17,10 @@ class Generator;
 
 namespace tleak::runtime::detail {
 
+// One step of a symbolic loop (tensor_array_loop): step i's element, made with ops from the loop's
+// inputs.
+using LoopStep = std::function<Tensor(std::int64_t step, std::span<const Tensor> inputs)>;
+
 struct Attrs {
   Shape shape;                      // target shape (fill, reshape, broadcast_to, random)
   std::vector<std::int64_t> ints;   // permutation (transpose), sizes (concat gradient)
@@ -26,6 +32,7 @@ struct Attrs {
   Placement placement = Placement::kHost;
   Generator* generator = nullptr;   // stateful random ops
   Tensor value;                     // constants: the owned data
+  std::shared_ptr<const LoopStep> loop_step;  // tensor_array_loop: its body (count in ints[0])
 };
 
 struct OpDef;
