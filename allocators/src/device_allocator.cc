@@ -2,6 +2,7 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <mutex>
 
 #include "tleak/allocator_error.h"
@@ -23,8 +24,11 @@ DeviceAllocator::DeviceAllocator(DeviceOptions options)
                          options_.name + ": cannot reserve an arena of " +
                              format_bytes(static_cast<double>(options_.capacity)));
   }
-  heap_.add_region(static_cast<char*>(arena_), options_.capacity);
-  stats_.bytes_reserved.add(static_cast<std::int64_t>(options_.capacity));
+  if (!options_.allow_growth) {
+    heap_.add_region(static_cast<char*>(arena_), options_.capacity);
+    grown_ = options_.capacity;
+    stats_.bytes_reserved.add(static_cast<std::int64_t>(options_.capacity));
+  }
 }
 
 DeviceAllocator::~DeviceAllocator() {
@@ -35,6 +39,16 @@ void* DeviceAllocator::do_allocate(std::size_t size, std::size_t alignment, Allo
   std::lock_guard lock(lock_);
   std::size_t block_size = 0;
   void* ptr = heap_.allocate(size, alignment, &block_size);
+  while (ptr == nullptr && grown_ < options_.capacity) {
+    // A new region big enough for this request (regions do not merge), in 2 MiB steps.
+    constexpr std::size_t kStep = std::size_t{2} << 20;
+    const std::size_t wanted = (size + alignment + kStep - 1) / kStep * kStep;
+    const std::size_t region = std::min(wanted, options_.capacity - grown_);
+    heap_.add_region(static_cast<char*>(arena_) + grown_, region);
+    grown_ += region;
+    stats_.bytes_reserved.add(static_cast<std::int64_t>(region));
+    ptr = heap_.allocate(size, alignment, &block_size);
+  }
   if (ptr == nullptr) {
     throw OutOfMemoryError(options_.name, size,
                            static_cast<std::size_t>(stats_.bytes_in_use.current), options_.capacity,

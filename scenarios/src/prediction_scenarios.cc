@@ -165,9 +165,48 @@ void predict_shared_session(WorkloadContext& ctx) {
            " variables (" + std::to_string(variable_bytes) + " bytes)");
 }
 
+// The document's advice for prediction leaks includes allow_growth. A serving loop on the device
+// keeps every prediction (leaky); fixed drops them; allow-growth keeps them with allow_growth on.
+void predict_allow_growth(WorkloadContext& ctx) {
+  TrackedRuntime tracked(ctx);
+  Runtime& rt = tracked.rt();
+  const std::int64_t batch = scaled(ctx, 256);
+  PlacementScope on_device(Placement::kDevice);
+  const Dense model(rt, 64, 64);
+  const Tensor input = stateless_random_normal(rt, {batch, 64}, 1);
+  std::vector<Tensor> kept;
+  for (std::uint64_t i = 0; i < ctx.params().iterations; ++i) {
+    const Tensor prediction = model(input);
+    if (ctx.params().variant != "fixed") kept.push_back(prediction);
+    ctx.mark_iteration();
+  }
+  ctx.note(std::to_string(kept.size()) + " predictions kept; the device reserves " +
+           std::to_string(ctx.device().stats().bytes_reserved.current) + " bytes at the end");
+}
+
 }  // namespace
 
 void add_prediction_scenarios(std::vector<Scenario>& out) {
+  out.push_back({
+      .id = "predict-allow-growth",
+      .document = "003",
+      .summary = "allow_growth, the document's advice for leaks, on a serving loop that keeps every prediction",
+      .modes = {"eager"},
+      .claim = "Among the remedies for prediction leaks: 'setting allow_growth to True can allow memory to be "
+               "allocated more dynamically, reducing fragmentation'.",
+      .claim_status = "refuted",
+      .measures = "Not a leak fix. leaky: a serving loop keeps every prediction on the device: growth of 64.0 "
+                  "KiB per iteration, with the device's whole 1.0 GiB reserved from the start. allow-growth: "
+                  "the same growth, 64.0 KiB per iteration; only the reservation differs, grown region by "
+                  "region as the peak needed (2.0 MiB at the end, in the notes) and never given back. fixed: "
+                  "the predictions are dropped: bounded.",
+      .fix = "Find what keeps the memory (here, the list of predictions) and let it go; allow_growth only "
+             "changes how much the allocator reserves ahead of use.",
+      .run = predict_allow_growth,
+      .variants = {"leaky", "fixed", "allow-growth"},
+      .configure = [](const std::string& variant, diagnosis::SessionOptions& options) {
+        options.device_allow_growth = variant == "allow-growth";
+      }});
   out.push_back({
       .id = "predict-random-noise",
       .document = "003",

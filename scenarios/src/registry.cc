@@ -49,6 +49,7 @@ diagnosis::SessionOptions session_options(const Scenario& scenario, const RunCho
   options.params.mode = mode;
   options.params.iterations = choice.iterations.value_or(scenario.default_iterations);
   options.params.scale = choice.scale.value_or(1.0);
+  if (scenario.configure != nullptr) scenario.configure(choice.variant, options);
   if (valgrind::running_on_valgrind()) {
     // memcheck runs programs some 20-50 times slower: smaller defaults, said in the report.
     if (!choice.scale) options.params.scale = 0.25;

@@ -20,6 +20,26 @@ TEST(DeviceAllocator, ReservesItsWholeCapacityUpFront) {
   EXPECT_EQ(device.stats().bytes_in_use.current, 0);
 }
 
+// allow_growth reserves region by region as the peak needs, never gives back, and still stops at
+// the capacity; what is live is the same either way.
+TEST(DeviceAllocator, AllowGrowthReservesByRegionsUpToTheCapacity) {
+  constexpr std::size_t MiB = std::size_t{1} << 20;
+  DeviceAllocator device({.name = "gpu", .capacity = 16 * MiB, .allow_growth = true});
+  EXPECT_EQ(device.stats().bytes_reserved.current, 0);
+  void* small = device.allocate(1000);
+  EXPECT_EQ(device.stats().bytes_reserved.current, static_cast<std::int64_t>(2 * MiB));
+  void* big = device.allocate(5 * MiB);  // a region of its own, rounded to 2 MiB steps
+  EXPECT_EQ(device.stats().bytes_reserved.current, static_cast<std::int64_t>(8 * MiB));
+  device.deallocate(big);
+  device.deallocate(small);
+  EXPECT_EQ(device.stats().bytes_in_use.current, 0);
+  EXPECT_EQ(device.stats().bytes_reserved.current, static_cast<std::int64_t>(8 * MiB));  // kept
+  void* again = device.allocate(5 * MiB);  // fits the region already reserved
+  EXPECT_EQ(device.stats().bytes_reserved.current, static_cast<std::int64_t>(8 * MiB));
+  EXPECT_THROW(device.allocate(9 * MiB), OutOfMemoryError);  // 8 MiB left, and not in one region
+  device.deallocate(again);
+}
+
 TEST(DeviceAllocator, OutOfMemorySaysWhatWasAskedInUseAndAvailable) {
   DeviceAllocator device({.name = "gpu0", .capacity = 1 << 20});
   void* half = device.allocate(512 << 10);

@@ -162,6 +162,11 @@ INSTANTIATE_TEST_SUITE_P(
                EXPECT_EQ(allocator(l, "host-pool")["peak_live_bytes"], allocator(f, "host-pool")["peak_live_bytes"]);
                EXPECT_EQ(l["summary"]["retained_sites"], 0);
              }},
+        Case{"predict-allow-growth", "growth", "bounded",
+             [](const json& l, const json&) {
+               EXPECT_DOUBLE_EQ(slope(l), 256 * 64 * 4);  // one kept 256 x 64 prediction per iteration
+               EXPECT_EQ(allocator(l, "device")["peak_reserved_bytes"], 1 << 30);
+             }},
         Case{"predict-shared-session", "bounded", "bounded",
              [](const json& l, const json& f) {
                // Each new thread's random_normal lands in the process default graph, not the session's.
@@ -258,6 +263,16 @@ TEST(ScenarioVariants, ASessionPerThreadHoldsACopyOfTheVariablesPerThread) {
   const auto r = testing::run_process(TLEAK_BINARY, {"run", "predict-shared-session", "--variant", "queue"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("has no variant 'queue' (it has: leaky, fixed, session-per-thread)"), std::string::npos) << r.err;
+}
+
+// allow_growth changes what the device reserves, not what grows.
+TEST(ScenarioVariants, AllowGrowthLeavesTheGrowthAndShrinksOnlyTheReservation) {
+  const json leaky = run("predict-allow-growth", "leaky"), growing = run("predict-allow-growth", "allow-growth");
+  EXPECT_EQ(growing["summary"]["verdict"], "growth");
+  EXPECT_DOUBLE_EQ(slope(growing), slope(leaky));
+  EXPECT_EQ(allocator(growing, "device")["peak_live_bytes"], allocator(leaky, "device")["peak_live_bytes"]);
+  EXPECT_EQ(allocator(growing, "device")["peak_reserved_bytes"], 2 << 20);
+  EXPECT_TRUE(has_note(growing, "20 predictions kept; the device reserves 2097152 bytes"));
 }
 
 // function-accumulate's remedies: TensorFlow's TensorArray loop (one node, elements and the stack

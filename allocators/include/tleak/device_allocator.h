@@ -16,6 +16,10 @@ namespace tleak {
 struct DeviceOptions {
   std::string name = "device";
   std::size_t capacity = std::size_t{1} << 30;
+  // TensorFlow's allow_growth: reserve the arena region by region as allocations need it (2 MiB at
+  // least) instead of all of it up front. Reserved bytes then follow the peak; live bytes do not
+  // change, and nothing reserved is ever given back.
+  bool allow_growth = false;
 };
 
 class DeviceAllocator final : public Allocator {
@@ -37,6 +41,7 @@ class DeviceAllocator final : public Allocator {
  private:
   const DeviceOptions options_;
   void* arena_;
+  std::size_t grown_ = 0;  // with allow_growth: the part of the arena handed to the heap
   mutable detail::SpinLock lock_;
   detail::BestFitHeap heap_;
   AllocatorStats stats_;

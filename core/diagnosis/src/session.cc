@@ -30,7 +30,7 @@ struct Allocators {
   explicit Allocators(const SessionOptions& o)
       : pool(PoolOptions{.name = "host-pool", .chunk_size = std::size_t{2} << 20,
                          .valgrind_annotations = o.valgrind_annotations}),
-        device(DeviceOptions{.name = "device", .capacity = o.device_capacity}) {
+        device(DeviceOptions{.name = "device", .capacity = o.device_capacity, .allow_growth = o.device_allow_growth}) {
     if (!o.track) return;
     context.emplace(TrackingOptions{.stack_depth = o.stack_depth});
     pool_tracker.emplace(pool, *context);

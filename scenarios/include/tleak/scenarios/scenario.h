@@ -32,6 +32,8 @@ struct Scenario {
   // Every scenario has `leaky` (the document's code as written, or the pattern) and `fixed` (the
   // remedy); a scenario may add other remedies to compare, after those two.
   std::vector<std::string> variants = {"leaky", "fixed"};
+  // What a variant changes outside the workload (a runtime option such as allow_growth), if any.
+  void (*configure)(const std::string& variant, diagnosis::SessionOptions& options) = nullptr;
 };
 
 const std::vector<Scenario>& all_scenarios();

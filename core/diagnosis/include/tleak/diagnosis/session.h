@@ -22,6 +22,7 @@ struct SessionOptions {
   bool track = true;                  // false: raw allocators, no sites (the baseline for cost)
   bool valgrind_annotations = true;   // pool client requests
   std::size_t device_capacity = std::size_t{1} << 30;
+  bool device_allow_growth = false;  // DeviceOptions::allow_growth
   ClassifierOptions thresholds;
   std::vector<std::string> notes;  // put first in the report's notes (e.g. sizes reduced under Valgrind)
   // Called after every iteration mark with (iterations done, iterations planned).
