@@ -144,16 +144,13 @@ TEST(RunCommand, EveryScenarioReportHoldsTheInvariants) {
   TempDir dir;
   std::vector<std::string> args = {TLEAK_SOURCE_DIR "/tests/validate_report.py",
                                    TLEAK_SOURCE_DIR "/schema/tleak.report.schema.json"};
-  const ProcessResult list = tleak({"list"});
-  std::istringstream lines(list.out);
-  std::string line;
-  std::getline(lines, line);  // the header
-  while (std::getline(lines, line)) {
-    const std::string scenario = line.substr(0, line.find(' '));
-    if (scenario.empty()) continue;
-    for (const char* variant : {"leaky", "fixed"}) {
+  const ProcessResult list = tleak({"list", "--format", "json"});
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  for (const json& entry : json::parse(list.out)) {
+    const std::string scenario = entry["id"];
+    for (const std::string variant : entry["variants"]) {
       const std::string path = dir.file(scenario + "-" + variant + ".json");
-      ASSERT_EQ(tleak({"run", scenario, "--variant", variant, "--output", path}).exit_code, 0) << scenario;
+      ASSERT_EQ(tleak({"run", scenario, "--variant", variant, "--output", path}).exit_code, 0) << scenario << " " << variant;
       args.push_back(path);
     }
   }
@@ -203,7 +200,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{{"run", "clean-loop", "--iterations", "many"}, "--iterations"},
         BadInput{{"run", "clean-loop", "--scale", "1000"}, "--scale"},
         BadInput{{"run", "clean-loop", "--stack-depth", "65"}, "--stack-depth"},
-        BadInput{{"run", "clean-loop", "--variant", "broken"}, "--variant"},
+        BadInput{{"run", "clean-loop", "--variant", "broken"}, "scenario 'clean-loop' has no variant 'broken' (it has: leaky, fixed)"},
         BadInput{{"run", "clean-loop", "--output", "/nonexistent-dir/r.json"},
                  "/nonexistent-dir/r.json: cannot write: directory /nonexistent-dir does not exist"},
         BadInput{{"run"}, "scenario"},
