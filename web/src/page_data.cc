@@ -46,7 +46,8 @@ class Columns {
   json to_json() {
     json out = json::object();
     for (auto& [path, column] : columns_) {
-      if (std::all_of(column.values.begin(), column.values.end(), [&](const json& v) { return v == column.values.front(); })) {
+      const std::vector<json>& values = column.values;
+      if (std::all_of(values.begin(), values.end(), [&values](const json& v) { return v == values.front(); })) {
         out[path] = {{"c", column.values.empty() ? json(nullptr) : column.values.front()}, {"n", column.values.size()}};
       } else if (column.interned) {
         json indices = json::array();
