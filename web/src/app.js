@@ -57,16 +57,29 @@ function timeline() {
   const series = [{ label: "iteration" }, { label: "total live", stroke: "#222", width: 2, value: (u, v) => bytes(v) }];
   const data = [x, samples.map((s) => s.live_bytes)];
   const palette = ["#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"];
-  const top = topSites(report.sites, 5);
+  // The top sites stacked, largest at the bottom: each band is one site's live bytes (the legend
+  // shows its own figure), and a growing site's fitted line rides on the bands below it.
+  const top = topSites(report.sites, 5).filter((site) => site.live_bytes_at_samples);
+  const bands = [];
+  let below = samples.map(() => 0), belowSeries = null;
   top.forEach((site, i) => {
-    series.push({ label: `#${site.id} ${site.label}`, stroke: palette[i], value: (u, v) => bytes(v) });
-    data.push(site.live_bytes_at_samples || samples.map(() => null));
+    const own = site.live_bytes_at_samples;
+    const stacked = own.map((v, k) => below[k] + v);
+    series.push({ label: `#${site.id} ${site.label}`, stroke: palette[i], fill: `${palette[i]}33`, value: (u, v, si, k) => (k == null ? "" : bytes(own[k])) });
+    data.push(stacked);
+    const index = series.length - 1;
+    if (belowSeries != null) bands.push({ series: [index, belowSeries], fill: `${palette[i]}33` });
     const fit = growthFit(site, x);
     if (fit) {
-      series.push({ label: `fit #${site.id} (${byteRate(site.growth.slope_bytes_per_iteration)})`, stroke: palette[i], dash: [6, 4], width: 1, value: (u, v) => (v == null ? "" : bytes(v)) });
-      data.push(fit);
+      const base = below;
+      series.push({ label: `fit #${site.id} (${byteRate(site.growth.slope_bytes_per_iteration)})`, stroke: palette[i], dash: [6, 4], width: 1, value: (u, v, si, k) => (k == null || fit[k] == null ? "" : bytes(fit[k])) });
+      data.push(fit.map((v, k) => (v == null ? null : base[k] + v)));
     }
+    below = stacked;
+    belowSeries = index;
   });
+  // Only the first band fills down to zero; the others fill between their site and the one below.
+  series.forEach((s, i) => { if (s.fill && bands.some((b) => b.series[0] === i)) delete s.fill; });
   const names = (report.totals.allocators || []).map((a) => a.name);
   names.forEach((name, a) => {
     const reserved = samples.map((s) => (s.allocator_reserved_bytes || [])[a] ?? null);
@@ -99,7 +112,7 @@ function timeline() {
   };
   const width = Math.max(480, host.clientWidth || 900);
   new uPlot({
-    width, height: 300, series, plugins: [marks],
+    width, height: 300, series, bands, plugins: [marks],
     scales: { x: { time: false } },
     axes: [{ label: "iteration" }, { values: (u, vals) => vals.map(bytes), size: 80 }],
   }, data, host);
@@ -111,6 +124,7 @@ const kShownRows = 500;
 const columns = [
   ["verdict", (s) => s.verdict, (s) => s.verdict],
   ["site", (s) => s.label, (s) => s.label],
+  ["reason", (s) => s.reason || "", (s) => s.reason || ""],
   ["allocator", (s) => s.allocator, (s) => s.allocator],
   ["leaked", (s) => s.leaked_bytes, (s) => bytes(s.leaked_bytes)],
   ["growth / iteration", (s) => (s.verdict === "growth" ? s.growth.slope_bytes_per_iteration : 0), (s) => (s.verdict === "growth" ? byteRate(s.growth.slope_bytes_per_iteration) : "")],
@@ -118,7 +132,7 @@ const columns = [
   ["drag (iterations)", (s) => s.retained.drag_iterations_max, (s) => (s.retained.measured ? s.retained.drag_iterations_max : "")],
   ["peak", (s) => s.peak_live_bytes, (s) => bytes(s.peak_live_bytes)],
 ];
-const tableState = { sort: 7, descending: true };
+const tableState = { sort: 8, descending: true };
 
 function sitesTable() {
   const verdicts = ["all", "leak", "growth", "retained", "bounded"];
@@ -128,7 +142,7 @@ function sitesTable() {
   for (const id of ["filter-verdict", "filter-allocator", "filter-text"]) $(id).addEventListener("input", renderRows);
   $("sites-head").replaceChildren(el("tr", {}, ...columns.map(([name], i) => el("th", {
     onclick: () => {
-      tableState.descending = tableState.sort === i ? !tableState.descending : i > 2;
+      tableState.descending = tableState.sort === i ? !tableState.descending : i > 3;
       tableState.sort = i;
       renderRows();
     },
@@ -149,7 +163,7 @@ function renderRows() {
     return tableState.descending ? -order : order;
   });
   $("sites-body").replaceChildren(...rows.slice(0, kShownRows).map((s) => el("tr", { class: `row verdict-${s.verdict}`, "data-site": s.id, onclick: () => detail(s) },
-    ...columns.map(([, , show]) => el("td", {}, show(s))))));
+    ...columns.map(([name, , show]) => el("td", name === "reason" || name === "site" ? { title: show(s) } : {}, show(s))))));
   $("sites-count").textContent = rows.length > kShownRows ? `showing ${kShownRows} of ${rows.length} sites` : `${rows.length} sites`;
   document.querySelectorAll("#sites-head th").forEach((th, i) => th.classList.toggle("sorted", i === tableState.sort));
 }
