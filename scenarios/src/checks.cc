@@ -75,10 +75,9 @@ Expectation parse_expectation(const nlohmann::json& j, const std::string& where)
   const Scenario* s = find_scenario(e.scenario);
   if (s == nullptr) throw CheckError(where + ": unknown scenario " + quote(e.scenario));
   if (j.contains("variant")) e.variant = j["variant"].get<std::string>();
-  if (std::find(s->variants.begin(), s->variants.end(), e.variant) == s->variants.end()) {
-    std::string known;
-    for (const std::string& v : s->variants) known += (known.empty() ? "" : ", ") + v;
-    throw CheckError(where + ": scenario " + quote(e.scenario) + " has no variant " + quote(e.variant) + " (it has: " + known + ")");
+  if (!has_variant(*s, e.variant)) {
+    throw CheckError(where + ": scenario " + quote(e.scenario) + " has no variant " + quote(e.variant) + " (it has: " +
+                     variant_list(*s) + ")");
   }
   if (j.contains("mode")) e.mode = j["mode"].get<std::string>();
   if (!e.mode.empty() && std::find(s->modes.begin(), s->modes.end(), e.mode) == s->modes.end()) {

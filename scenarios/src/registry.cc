@@ -38,10 +38,9 @@ diagnosis::SessionOptions session_options(const Scenario& scenario, const RunCho
     throw std::invalid_argument("scenario '" + scenario.id + "' does not run in mode '" + mode +
                                 "' (it supports: " + supported + ")");
   }
-  if (std::find(scenario.variants.begin(), scenario.variants.end(), choice.variant) == scenario.variants.end()) {
-    std::string known;
-    for (const std::string& v : scenario.variants) known += (known.empty() ? "" : ", ") + v;
-    throw std::invalid_argument("scenario '" + scenario.id + "' has no variant '" + choice.variant + "' (it has: " + known + ")");
+  if (!has_variant(scenario, choice.variant)) {
+    throw std::invalid_argument("scenario '" + scenario.id + "' has no variant '" + choice.variant + "' (it has: " +
+                                variant_list(scenario) + ")");
   }
   diagnosis::SessionOptions options;
   options.scenario = scenario.id;

@@ -234,6 +234,8 @@ TEST(Check, BadChecksFilesAreRefused) {
       {R"({"checks": []})", "not a checks file"},
       {R"({"schema": "tleak.checks/1", "checks": [{"scenario": "no-such"}]})", "check 1: unknown scenario 'no-such'"},
       {R"({"schema": "tleak.checks/1", "checks": [{"scenario": "clean-loop", "mode": "jit"}]})", "does not run in mode 'jit'"},
+      {R"({"schema": "tleak.checks/1", "checks": [{"scenario": "clean-loop", "variant": "allow-growth"}]})",
+       "scenario 'clean-loop' has no variant 'allow-growth' (it has: leaky, fixed)"},
       {R"({"schema": "tleak.checks/1", "checks": [{"scenario": "clean-loop", "expect": {"verdit": "leak"}}]})", "unknown field 'verdit'"},
       {R"({"schema": "tleak.checks/1", "checks": [{"scenario": "clean-loop", "expect": {"verdict": "awful"}}]})", "unknown verdict 'awful'"},
       // Found by the fuzzer: a number too large for a double is not a parse error to the JSON

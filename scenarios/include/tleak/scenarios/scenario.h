@@ -37,6 +37,18 @@ struct Scenario {
 };
 
 const std::vector<Scenario>& all_scenarios();
+// "leaky, fixed, ...": the variants a scenario has, for messages.
+inline std::string variant_list(const Scenario& s) {
+  std::string out;
+  for (const std::string& v : s.variants) out += (out.empty() ? "" : ", ") + v;
+  return out;
+}
+inline bool has_variant(const Scenario& s, std::string_view variant) {
+  for (const std::string& v : s.variants) {
+    if (v == variant) return true;
+  }
+  return false;
+}
 // The scenario's claim_status, or "-" where it reproduces no document's claim.
 inline std::string claim_status_or_dash(const Scenario& s) { return s.claim_status.empty() ? "-" : s.claim_status; }
 // nullptr when no scenario has this id.
