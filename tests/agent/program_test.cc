@@ -109,6 +109,22 @@ TEST_F(ProgramRun, LoopKeepingABlockPerIterationIsGrowthAtItsLine) {
   EXPECT_EQ(report_["totals"]["leaked_bytes"], 0);
 }
 
+// run --html with a program: the page is written beside the report, and carries the same verdict
+// and the program's sites (what the page shows is tested in a browser: tests/web/page_test.mjs).
+TEST_F(ProgramRun, HtmlPageOfAProgramsReport) {
+  const auto r = tleak_run({"--html", path("report.html")}, {program("growth"), "leaky"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream in(path("report.html"));
+  const std::string page((std::istreambuf_iterator<char>(in)), {});
+  const std::string open = "<script type=\"application/json\" id=\"tleak-report\">";
+  const auto begin = page.find(open);
+  ASSERT_NE(begin, std::string::npos);
+  const Json data = Json::parse(page.substr(begin + open.size(), page.find("</script>", begin) - begin - open.size()));
+  EXPECT_EQ(data["report"]["summary"], report_["summary"]);
+  EXPECT_EQ(data["report"]["run"]["program"]["command"], report_["run"]["program"]["command"]);
+  EXPECT_EQ(data["site_count"], report_["sites"].size());
+}
+
 TEST_F(ProgramRun, AClangBuiltProgramIsNamedByFileAndLineToo) {
   // clang emits DWARF 5 without .debug_aranges; libdw alone then finds no line for any address.
   if (!std::filesystem::exists(program("growth_clang"))) GTEST_SKIP() << "clang is not installed";

@@ -3,7 +3,8 @@
 // detail, no console error and no request beyond the page itself; and a diff page (regressions
 // first, both timelines, a differential flame graph). Saves a screenshot of each page.
 //
-// Usage: node page_test.mjs TLEAK_BINARY WEB_DIR OUTPUT_DIR   (WEB_DIR holds node_modules)
+// Usage: node page_test.mjs TLEAK_BINARY WEB_DIR OUTPUT_DIR [GROWTH_PROGRAM]   (WEB_DIR holds
+// node_modules; GROWTH_PROGRAM, tests/programs/growth.c built, adds the page of a program's report)
 import { execFileSync, spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -11,7 +12,7 @@ import { pathToFileURL } from "node:url";
 import path from "node:path";
 import assert from "node:assert/strict";
 
-const [tleak, webDir, outArg] = process.argv.slice(2);
+const [tleak, webDir, outArg, growthProgram] = process.argv.slice(2);
 const outDir = outArg && path.resolve(outArg);
 if (!tleak || !webDir || !outDir) throw new Error("usage: node page_test.mjs TLEAK_BINARY WEB_DIR OUTPUT_DIR");
 const puppeteer = createRequire(path.resolve(webDir, "package.json"))("puppeteer-core");
@@ -108,6 +109,24 @@ for (const [scenario, variant] of [["append-loop", "leaky"], ["custom-op-scratch
     const shown = await page.$$eval("#sites-body tr", (rows) => rows.length);
     assert.equal(shown, report.sites.filter((s) => s.verdict === report.summary.verdict).length);
     await page.screenshot({ path: path.join(outDir, `${scenario}-${variant}.png`), fullPage: true });
+    assert.deepEqual(errors, [], "console errors");
+    assert.deepEqual(requests, [], "requests beyond the page");
+    await page.close();
+  });
+}
+
+// The page of a program's report (tleak run --html -- PROGRAM): its command in the title, its sites.
+if (growthProgram) {
+  const json = path.join(outDir, "program.json"), html = path.join(outDir, "program.html");
+  execFileSync(tleak, ["run", "-o", json, "--html", html, "--", growthProgram, "leaky"], { stdio: ["ignore", "ignore", "ignore"] });
+  const report = JSON.parse(readFileSync(json, "utf8"));
+  await check("program page", async () => {
+    const { page, errors, requests } = await open(html);
+    assert.equal(await page.$eval("#title", (e) => e.textContent), report.run.program.command.join(" "));
+    assert.equal(await page.$eval("#sentence", (e) => e.textContent), report.summary.sentence);
+    assert.equal(await page.$$eval("#sites-body tr", (rows) => rows.length), report.sites.length);
+    assert.ok(await page.$$eval("#flame svg g.frame", (g) => g.length) >= 2);
+    await page.screenshot({ path: path.join(outDir, "program.png"), fullPage: true });
     assert.deepEqual(errors, [], "console errors");
     assert.deepEqual(requests, [], "requests beyond the page");
     await page.close();
