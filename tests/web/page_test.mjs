@@ -6,7 +6,7 @@
 // Usage: node page_test.mjs TLEAK_BINARY WEB_DIR OUTPUT_DIR [GROWTH_PROGRAM]   (WEB_DIR holds
 // node_modules; GROWTH_PROGRAM, tests/programs/growth.c built, adds the page of a program's report)
 import { execFileSync, spawnSync } from "node:child_process";
-import { mkdirSync, readFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { pathToFileURL } from "node:url";
 import path from "node:path";
@@ -111,6 +111,27 @@ for (const [scenario, variant] of [["append-loop", "leaky"], ["custom-op-scratch
     await page.screenshot({ path: path.join(outDir, `${scenario}-${variant}.png`), fullPage: true });
     assert.deepEqual(errors, [], "console errors");
     assert.deepEqual(requests, [], "requests beyond the page");
+    await page.close();
+  });
+}
+
+// A diff of a run with itself whose one site's lines moved (a rebuild): the flame graph matches the
+// moved site as tleak diff does, so no frame is coloured as changed.
+{
+  const same = path.join(outDir, "append-loop-leaky.json"), moved = path.join(outDir, "append-loop-moved.json");
+  const report = JSON.parse(readFileSync(same, "utf8"));
+  const growing = report.sites.find((s) => s.verdict === "growth");
+  for (const frame of growing.frames) if (frame.line) frame.line += 5;
+  writeFileSync(moved, JSON.stringify(report));
+  const html = path.join(outDir, "diff-moved.html");
+  execFileSync(tleak, ["diff", same, moved, "--html", html], { stdio: ["ignore", "ignore", "ignore"] });
+  await check("diff page matches a site whose lines moved", async () => {
+    const { page, errors } = await open(html);
+    await page.select("#diff-measure", "peak");
+    const fills = await page.$$eval("#diff-flame svg g.frame rect", (rs) => rs.map((r) => r.getAttribute("fill")));
+    assert.ok(fills.length >= 2);
+    assert.deepEqual([...new Set(fills)], ["rgb(220,220,220)"], "every frame unchanged");
+    assert.deepEqual(errors, [], "console errors");
     await page.close();
   });
 }
