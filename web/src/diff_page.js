@@ -106,13 +106,17 @@ export function renderDiff(data) {
   }
 
   const head = ["status", "site", "verdict", "peak", "leaked", "growth / iteration", "dead-held peak", "regressions"];
-  const rows = diff.sites.map((s) => el("tr", { class: `row status-${s.status}${s.regressions.length ? " regressed" : ""}` },
+  // Regressions come first (tleak diff's order); a diff of 100,000 sites draws the first rows only.
+  const kShownRows = 500;
+  const rows = diff.sites.slice(0, kShownRows).map((s) => el("tr", { class: `row status-${s.status}${s.regressions.length ? " regressed" : ""}` },
     el("td", {}, s.status), el("td", { title: s.label }, s.label),
     el("td", {}, `${s.verdict.a ?? "-"} → ${s.verdict.b ?? "-"}`),
     el("td", {}, pair(s.peak_live_bytes)), el("td", {}, pair(s.leaked_bytes)),
     el("td", {}, pair(s.growth_bytes_per_iteration, (v) => (v == null ? "-" : byteRate(v)))), el("td", {}, pair(s.retained_peak_bytes)),
     el("td", {}, s.regressions.map((r) => r.kind).join(", "))));
   document.getElementById("diff-sites").replaceChildren(el("thead", {}, el("tr", {}, ...head.map((h) => el("th", {}, h)))), el("tbody", {}, ...rows));
+  document.getElementById("diff-sites").before(el("p", { class: "hint", id: "diff-sites-count" },
+    diff.sites.length > kShownRows ? `showing the first ${kShownRows} of ${diff.sites.length} sites` : `${diff.sites.length} sites`));
 
   const measureSelect = document.getElementById("diff-measure");
   measureSelect.value = t.growth_bytes_per_iteration.b !== t.growth_bytes_per_iteration.a ? "growth" : "peak";
