@@ -6,7 +6,7 @@ import uPlot from "uplot";
 import { select } from "d3-selection";
 import flamegraph from "d3-flame-graph";
 import { bytes, byteRate, frameName, shortFunction, siteWeight, MEASURES, growthFit, topSites } from "./report_model.js";
-import { el } from "./dom.js";
+import { el, figures as figureNodes } from "./dom.js";
 import { stackTree } from "./stack_tree.js";
 import { renderDiff } from "./diff_page.js";
 import { reportFromPageData } from "./page_data.js";
@@ -16,7 +16,7 @@ performance.mark("tleak-start");
 const data = JSON.parse(document.getElementById("tleak-report").textContent);
 performance.mark("tleak-parsed");
 const report = data.page_data ? reportFromPageData(data) : null;
-performance.mark("tleak-hydrated");
+if (report) performance.mark("tleak-hydrated");  // a diff page rebuilds its two reports later
 window.tleak = { report };  // for the console, and for the browser test's round-trip check
 const $ = (id) => document.getElementById(id);
 
@@ -38,7 +38,7 @@ function header() {
     ["sites", `${report.sites.length}${report.omitted_sites.sites ? ` (+${report.omitted_sites.sites} omitted)` : ""}`],
   ];
   if (run.program) figures.push(["exit", run.program.exit_signal ? `signal ${run.program.exit_signal}` : `status ${run.program.exit_status}`]);
-  $("totals").replaceChildren(...figures.map(([k, v]) => el("div", { class: "figure" }, el("span", { class: "k" }, k), el("span", { class: "v" }, v))));
+  $("totals").replaceChildren(...figureNodes(figures));
   $("thresholds").replaceChildren(
     ...Object.entries(report.thresholds).map(([k, v]) => el("tr", {}, el("td", {}, k), el("td", {}, String(v)))));
   $("notes").replaceChildren(...report.notes.map((n) => el("li", {}, n)));
@@ -180,7 +180,7 @@ function detail(site) {
   if (site.verdict === "growth") figures.push(["growth", `${byteRate(site.growth.slope_bytes_per_iteration)} from iteration ${site.growth.first_iteration}`]);
   if (site.growth.plateau_iteration != null) figures.push(["plateau", `iteration ${site.growth.plateau_iteration}`]);
   if (site.retained.measured) figures.push(["dead-held peak", `${bytes(site.retained.peak_dead_bytes)}, drag up to ${site.retained.drag_iterations_max} iterations`]);
-  $("detail-figures").replaceChildren(...figures.map(([k, v]) => el("div", { class: "figure" }, el("span", { class: "k" }, k), el("span", { class: "v" }, v))));
+  $("detail-figures").replaceChildren(...figureNodes(figures));
   $("detail-stack").replaceChildren(...site.frames.map((f) => el("li", { class: `frame frame-${f.kind || "native"}` },
     el("span", { class: "fn", title: f.function || "" }, shortFunction(f.function) || "??"),
     el("span", { class: "loc" }, f.file ? ` ${f.file}:${f.line}` : ` ${f.module || ""}+0x${(f.offset || 0).toString(16)}`))));

@@ -12,7 +12,12 @@ export function el(tag, attrs = {}, ...children) {
   return node;
 }
 
-// "key value" pairs in a wrapping row.
+// One "key value" figure per pair.
+export function figures(pairs) {
+  return pairs.map(([k, v]) => el("div", { class: "figure" }, el("span", { class: "k" }, k), el("span", { class: "v" }, v)));
+}
+
+// The same in a wrapping row.
 export function figureList(pairs) {
-  return el("div", { class: "figures" }, ...pairs.map(([k, v]) => el("div", { class: "figure" }, el("span", { class: "k" }, k), el("span", { class: "v" }, v))));
+  return el("div", { class: "figures" }, ...figures(pairs));
 }

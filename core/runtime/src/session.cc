@@ -26,6 +26,8 @@ std::vector<Tensor> Session::run(const std::vector<Tensor>& fetches,
 }
 
 void Session::initialize_variables() {
+  // Copied by hand, not with the copy op: in graph mode an op call would add a node to the default
+  // graph instead of running.
   Runtime& rt = graph_.runtime();
   for (const auto& variable : graph_.collection()) {
     const Tensor& initial = variable->value;

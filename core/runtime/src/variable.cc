@@ -7,9 +7,9 @@
 
 namespace tleak::runtime {
 
-Variable::Variable(Runtime& rt, std::string name, const Tensor& initial, bool trainable)
+// `rt` stays in the signature (every caller has one), though a variable now needs only its value's.
+Variable::Variable([[maybe_unused]] Runtime& rt, std::string name, const Tensor& initial, bool trainable)
     : state_(std::make_shared<VariableState>(VariableState{std::move(name), initial, trainable})) {
-  (void)rt;
   Graph* graph = GraphScope::current();
   if (initial.is_symbolic()) {
     if (graph == nullptr || initial.graph() != graph) {
