@@ -7,13 +7,14 @@
 
 #include <cstdint>
 
+#include "tleak/agent/protocol.h"
 #include "tleak/detail/spin_lock.h"
 
 namespace tleak::agent {
 
 class SiteTable {
  public:
-  static constexpr std::uint32_t kMaxSites = 1u << 21;
+  static constexpr std::uint32_t kMaxSites = agent::kMaxSites;
   // Where stacks go once the table is full: one site with no frames.
   static constexpr std::uint32_t kOverflowSite = 0;
 

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -259,6 +260,66 @@ TEST(Classifier, ThresholdsAreOptions) {
   EXPECT_EQ(finding(classify(recording, {}), kKept).verdict, Verdict::kBounded);
   EXPECT_EQ(finding(classify(recording, strict), kKept).verdict, Verdict::kGrowth);
 }
+
+
+// Most sites of a large program do not vary after the warm-up; the classifier fits one such series
+// for all of them. Every finding must be what a fit of its own series gives.
+void expect_same_fit(const GrowthFigures& got, const GrowthFigures& want, std::uint32_t site) {
+  SCOPED_TRACE("site " + std::to_string(site));
+  EXPECT_EQ(got.assessed, want.assessed);
+  EXPECT_EQ(got.slope_bytes_per_iteration, want.slope_bytes_per_iteration);
+  EXPECT_EQ(got.confidence, want.confidence);
+  EXPECT_EQ(got.tail_slope_bytes_per_iteration, want.tail_slope_bytes_per_iteration);
+  EXPECT_EQ(got.rise_bytes, want.rise_bytes);
+  EXPECT_EQ(got.samples, want.samples);
+  EXPECT_EQ(got.first_iteration, want.first_iteration);
+  EXPECT_EQ(got.last_iteration, want.last_iteration);
+  EXPECT_EQ(got.plateau_iteration, want.plateau_iteration);
+  EXPECT_EQ(got.trend_z, want.trend_z);
+  EXPECT_EQ(got.net_change_bytes, want.net_change_bytes);
+  EXPECT_EQ(got.tail_is_pause, want.tail_is_pause);
+  EXPECT_EQ(got.late_onset, want.late_onset);
+}
+
+class FlatSitesFitLikeTheirOwnSeries : public ::testing::TestWithParam<int> {};
+
+TEST_P(FlatSitesFitLikeTheirOwnSeries, EveryFindingEqualsTheFitOfItsSeries) {
+  const int iterations = GetParam();  // 700 thins the samples and leaves the last mark unkept
+  SyntheticRun run;
+  run.allocate(1, 4096);           // flat from the start
+  run.free(run.allocate(2, 100));  // zero throughout
+  for (int i = 1; i <= iterations; ++i) {
+    run.tick();
+    if (i == 3) run.allocate(3, 512);                         // flat once the warm-up is over
+    if (i == 2 || i == 4) run.free(run.allocate(5, 64));      // varied during the warm-up only
+    if (i == iterations) run.allocate(6, 32);                 // differs at the last mark alone
+    if (i % 3 == 0) run.allocate(7, 8);                       // growth
+    if (i == iterations * 3 / 4) run.allocate(8, 256);        // a step after the warm-up, first seen then
+    run.mark();
+  }
+  const Recording recording = run.finish();
+  const Diagnosis d = classify(recording, {});
+  std::vector<std::uint64_t> xs;
+  for (const MarkSample& m : recording.marks) xs.push_back(m.iteration);
+  const bool last_not_kept = recording.last_mark.iteration > recording.marks.back().iteration;
+  EXPECT_EQ(last_not_kept, iterations == 700);
+  if (last_not_kept) xs.push_back(recording.last_mark.iteration);
+  for (std::uint32_t site : {1, 2, 3, 5, 6, 7, 8}) {
+    const SiteRecord& s = recording.sites[site];
+    std::vector<std::int64_t> series = s.series(recording.marks.size());
+    const SiteFinding& f = finding(d, site);
+    const bool constant = std::all_of(series.begin(), series.end(), [&](std::int64_t v) { return v == f.final_live_bytes; });
+    EXPECT_EQ(f.mark_live_bytes.empty(), constant) << "site " << site;
+    if (!constant) {
+      EXPECT_EQ(f.mark_live_bytes, series) << "site " << site;
+    }
+    if (last_not_kept) series.push_back(s.last_mark_live_bytes);
+    expect_same_fit(f.growth, fit_growth(xs, series, recording.iterations, {}), site);
+  }
+  EXPECT_NEAR(finding(d, 7).growth.slope_bytes_per_iteration, 8.0 / 3, 0.01);  // the fitted site fits
+}
+
+INSTANTIATE_TEST_SUITE_P(Classifier, FlatSitesFitLikeTheirOwnSeries, ::testing::Values(60, 700));
 
 }  // namespace
 }  // namespace tleak::diagnosis

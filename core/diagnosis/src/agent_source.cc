@@ -38,7 +38,8 @@ void AgentSource::reset() {
   live_bytes_ = pending_allocated_ = 0;
   pending_.clear();
   live_.clear();
-  sites_.clear();
+  site_spans_.clear();
+  site_frames_.clear();
   python_frames_.clear();
   modules_.clear();
   sent_list_.clear();
@@ -128,9 +129,12 @@ void AgentSource::record(const unsigned char* at, std::uint32_t size) {
       if (s.depth > agent::kMaxFrames || sizeof(agent::SiteRecord) + std::uint64_t{s.depth} * 8 > size) {
         throw StreamError("site record with an impossible depth");
       }
-      std::vector<std::uintptr_t> frames(s.depth);
-      std::memcpy(frames.data(), at + sizeof(agent::SiteRecord), s.depth * 8);
-      sites_[s.site] = std::move(frames);
+      if (s.site >= agent::kMaxSites) throw StreamError("site id " + std::to_string(s.site) + " out of range");
+      if (site_spans_.size() <= s.site) site_spans_.resize(s.site + 1);
+      site_spans_[s.site] = {site_frames_.size(), s.depth};
+      const std::size_t from = site_frames_.size();
+      site_frames_.resize(from + s.depth);
+      std::memcpy(site_frames_.data() + from, at + sizeof(agent::SiteRecord), s.depth * 8);
       return;
     }
     case RecordKind::kPythonFrame: {
@@ -152,6 +156,7 @@ void AgentSource::record(const unsigned char* at, std::uint32_t size) {
     case RecordKind::kAlloc: {
       need(sizeof(agent::AllocRecord));
       const auto a = read_as<agent::AllocRecord>(at);
+      if (a.site >= agent::kMaxSites) throw StreamError("site id " + std::to_string(a.site) + " out of range");
       pending_.push_back({a.ns, order_++, a.address, a.size, a.site, false});
       pending_allocated_ += static_cast<std::int64_t>(std::min<std::uint64_t>(a.size, INT64_MAX / 4));
       return;
@@ -300,8 +305,10 @@ Recording AgentSource::finish() {
 Recording AgentSource::snapshot() const { return recorder_->snapshot({clock_, iteration_, clock_ + 1}); }
 
 std::vector<std::uintptr_t> AgentSource::stack(SiteId site) const {
-  const auto it = sites_.find(site.value());
-  return it == sites_.end() ? std::vector<std::uintptr_t>{} : it->second;
+  if (site.value() >= site_spans_.size()) return {};
+  const StackSpan span = site_spans_[site.value()];
+  const auto* first = site_frames_.data() + span.offset;
+  return {first, first + span.depth};
 }
 
 std::vector<ModuleInfo> AgentSource::modules() const { return modules_; }

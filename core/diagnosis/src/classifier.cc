@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <optional>
 #include <span>
 
 #include "tleak/allocator_error.h"
@@ -188,12 +189,20 @@ std::optional<GrowthFigures> late_growth(std::span<const Point> points, const Cl
 
 }  // namespace
 
+namespace {
+
+std::uint64_t warmup_iterations(std::uint64_t total_iterations, const ClassifierOptions& options) {
+  return std::max<std::uint64_t>(
+      options.min_warmup_iterations,
+      static_cast<std::uint64_t>(std::ceil(options.warmup_fraction * static_cast<double>(total_iterations))));
+}
+
+}  // namespace
+
 GrowthFigures fit_growth(const std::vector<std::uint64_t>& iterations,
                          const std::vector<std::int64_t>& values, std::uint64_t total_iterations,
                          const ClassifierOptions& options) {
-  const auto warmup = std::max<std::uint64_t>(
-      options.min_warmup_iterations,
-      static_cast<std::uint64_t>(std::ceil(options.warmup_fraction * static_cast<double>(total_iterations))));
+  const auto warmup = warmup_iterations(total_iterations, options);
   std::vector<Point> points;
   for (std::size_t i = 0; i < iterations.size() && i < values.size(); ++i) {
     if (iterations[i] > warmup) {
@@ -218,8 +227,7 @@ GrowthFigures fit_growth(const std::vector<std::uint64_t>& iterations,
 
 std::uint64_t iterations_needed_for_growth(const ClassifierOptions& options) {
   for (std::uint64_t n = 1; n < 1'000'000; ++n) {
-    const auto warmup = std::max<std::uint64_t>(
-        options.min_warmup_iterations, static_cast<std::uint64_t>(std::ceil(options.warmup_fraction * static_cast<double>(n))));
+    const auto warmup = warmup_iterations(n, options);
     if (n > warmup && n - warmup >= std::max<std::size_t>(options.min_growth_samples, 3)) return n;
   }
   return 1'000'000;
@@ -286,6 +294,41 @@ std::string bounded_reason(const SiteFinding& f, RunEnd end, const ClassifierOpt
   return head + printf_string("no trend across iterations (tau %.2f)", f.growth.confidence);
 }
 
+// The index of the first sample the growth fit reads (the warm-up's are skipped).
+std::size_t first_after_warmup(const std::vector<std::uint64_t>& iterations, std::uint64_t total_iterations,
+                               const ClassifierOptions& options) {
+  const std::uint64_t warmup = warmup_iterations(total_iterations, options);
+  std::size_t i = 0;
+  while (i < iterations.size() && iterations[i] <= warmup) ++i;
+  return i;
+}
+
+// Whether the site's series, from sample `first` on (and at the last mark, when thinning did not
+// keep it), is one value, read without spelling the series out (SiteRecord::series()).
+bool flat_after_warmup(const SiteRecord& s, std::size_t marks, std::size_t first, bool last_not_kept) {
+  std::int64_t value = 0;
+  if (s.varies) {
+    if (first >= s.mark_live_bytes.size()) return !last_not_kept || s.last_mark_live_bytes == 0;
+    value = s.mark_live_bytes[first];
+    for (std::size_t i = first + 1; i < s.mark_live_bytes.size(); ++i) {
+      if (s.mark_live_bytes[i] != value) return false;
+    }
+  } else if (first < marks) {
+    // 0 before first_mark, flat_value from it on.
+    if (s.first_mark > first && s.first_mark < marks && s.flat_value != 0) return false;
+    value = s.first_mark <= first ? s.flat_value : 0;
+  }
+  return !last_not_kept || s.last_mark_live_bytes == value;
+}
+
+// Whether SiteRecord::series() is `value` at every sample.
+bool constant_at(const SiteRecord& s, std::size_t marks, std::int64_t value) {
+  if (s.varies) return std::all_of(s.mark_live_bytes.begin(), s.mark_live_bytes.end(), [&](std::int64_t v) { return v == value; });
+  const bool zeros_ok = std::min(s.first_mark, marks) == 0 || value == 0;
+  const bool flat_ok = s.first_mark >= marks || s.flat_value == value;
+  return zeros_ok && flat_ok;
+}
+
 }  // namespace
 
 Diagnosis classify(const Recording& rec, const ClassifierOptions& options) {
@@ -331,6 +374,12 @@ Diagnosis classify(const Recording& rec, const ClassifierOptions& options) {
   const char* leak_words = rec.end == RunEnd::kExitScan ? "unreachable at exit" : "still allocated after teardown";
   const char* growth_words = rec.end == RunEnd::kTeardown ? ", freed only at teardown" : "";
 
+  // A series that does not vary after the warm-up fits the same whatever its level (the fit reads
+  // only differences): fitted once, for all such sites.
+  const std::size_t marks = rec.marks.size();
+  const std::size_t first_fitted = first_after_warmup(iterations, rec.iterations, options);
+  std::optional<GrowthFigures> flat_fit;
+  d.sites.reserve(rec.sites.size());
   for (const SiteRecord& s : rec.sites) {
     if (s.allocations == 0) continue;
     SiteFinding f;
@@ -345,13 +394,20 @@ Diagnosis classify(const Recording& rec, const ClassifierOptions& options) {
     f.leaked_blocks = leaked_blocks[s.site.value()];
     f.unfreed_bytes = unfreed_bytes[s.site.value()];
     f.unfreed_blocks = unfreed_blocks[s.site.value()];
-    std::vector<std::int64_t> series = s.series(rec.marks.size());
-    // A series that is the final value throughout is left empty (SiteFinding::mark_live_bytes).
-    const bool constant = std::all_of(series.begin(), series.end(),
-                                      [&](std::int64_t v) { return v == f.final_live_bytes; });
-    if (!constant) f.mark_live_bytes = series;
-    if (last_not_kept) series.push_back(s.last_mark_live_bytes);
-    f.growth = fit_growth(iterations, series, rec.iterations, options);
+    if (flat_after_warmup(s, marks, first_fitted, last_not_kept)) {
+      // Most sites of a large program: nothing to fit, and their series need not be spelled out.
+      if (!flat_fit) flat_fit = fit_growth(iterations, std::vector<std::int64_t>(iterations.size(), 0), rec.iterations, options);
+      f.growth = *flat_fit;
+      if (!constant_at(s, marks, f.final_live_bytes)) f.mark_live_bytes = s.series(marks);
+    } else {
+      std::vector<std::int64_t> series = s.series(marks);
+      // A series that is the final value throughout is left empty (SiteFinding::mark_live_bytes).
+      const bool constant = std::all_of(series.begin(), series.end(),
+                                        [&](std::int64_t v) { return v == f.final_live_bytes; });
+      if (!constant) f.mark_live_bytes = series;
+      if (last_not_kept) series.push_back(s.last_mark_live_bytes);
+      f.growth = fit_growth(iterations, series, rec.iterations, options);
+    }
     f.retained = retained_figures(s, rec);
 
     if (f.leaked_bytes >= options.leak_min_bytes) {
@@ -386,21 +442,31 @@ Diagnosis classify(const Recording& rec, const ClassifierOptions& options) {
     }
     return 0;
   };
-  // Sorted by index, then moved once: a program's findings are many and each is large.
+  // Sorted by index, then permuted in place: a program's findings are many and each is large.
   std::vector<std::size_t> order(d.sites.size());
-  std::vector<double> keys(d.sites.size());
+  std::vector<std::pair<int, double>> keys(d.sites.size());
   for (std::size_t i = 0; i < order.size(); ++i) {
     order[i] = i;
-    keys[i] = key(d.sites[i]);
+    keys[i] = {static_cast<int>(d.sites[i].verdict), key(d.sites[i])};
   }
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    if (d.sites[a].verdict != d.sites[b].verdict) return d.sites[a].verdict > d.sites[b].verdict;
-    return keys[a] > keys[b];
+    if (keys[a].first != keys[b].first) return keys[a].first > keys[b].first;
+    return keys[a].second > keys[b].second;
   });
-  std::vector<SiteFinding> sorted;
-  sorted.reserve(order.size());
-  for (const std::size_t i : order) sorted.push_back(std::move(d.sites[i]));
-  d.sites = std::move(sorted);
+  // Position i takes the finding at order[i]: follow each cycle once.
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    if (order[i] == i) continue;
+    SiteFinding held = std::move(d.sites[i]);
+    std::size_t j = i;
+    while (order[j] != i) {
+      const std::size_t from = order[j];
+      d.sites[j] = std::move(d.sites[from]);
+      order[j] = j;
+      j = from;
+    }
+    d.sites[j] = std::move(held);
+    order[j] = j;
+  }
   return d;
 }
 

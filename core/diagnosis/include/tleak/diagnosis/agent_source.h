@@ -106,7 +106,14 @@ class AgentSource {
   std::int64_t pending_allocated_ = 0;
   std::vector<Pending> pending_;
   LiveTable<Live> live_;
-  std::unordered_map<std::uint32_t, std::vector<std::uintptr_t>> sites_;
+  // Each site's frames, end to end in `site_frames_` (a program can send a million sites: one
+  // allocation each would cost more than the frames).
+  struct StackSpan {
+    std::uint64_t offset = 0;
+    std::uint32_t depth = 0;
+  };
+  std::vector<StackSpan> site_spans_;  // by site id
+  std::vector<std::uintptr_t> site_frames_;
   std::unordered_map<std::uint32_t, Frame> python_frames_;
   std::vector<ModuleInfo> modules_;
   bool exit_requested_ = false;
