@@ -321,6 +321,44 @@ TEST_P(FlatSitesFitLikeTheirOwnSeries, EveryFindingEqualsTheFitOfItsSeries) {
 
 INSTANTIATE_TEST_SUITE_P(Classifier, FlatSitesFitLikeTheirOwnSeries, ::testing::Values(60, 700));
 
+// A program's report lists its worst sites; the smallest bounded ones are added up, and the
+// findings kept are the head of the full list.
+TEST(Classifier, PastTheLimitTheSmallestBoundedSitesAreAddedUp) {
+  SyntheticRun run;
+  for (std::uint32_t site = 1; site <= 6; ++site) run.free(run.allocate(site, 100 * site));  // bounded, peak 100*site
+  for (int i = 1; i <= 40; ++i) {
+    run.tick();
+    run.allocate(7, 64);  // growth
+    run.allocate(8, 32);  // growth
+    run.mark();
+  }
+  const Recording recording = run.finish();
+  const Diagnosis all = classify(recording, {});
+  ASSERT_EQ(all.sites.size(), 8u);
+  EXPECT_EQ(all.omitted.sites, 0u);
+
+  const Diagnosis four = classify(recording, {}, 4);
+  ASSERT_EQ(four.sites.size(), 4u);
+  for (std::size_t i = 0; i < four.sites.size(); ++i) {
+    EXPECT_EQ(four.sites[i].site, all.sites[i].site) << i;
+    EXPECT_EQ(four.sites[i].reason, all.sites[i].reason) << i;
+  }
+  EXPECT_EQ(four.sites[2].site, SiteId(6));
+  EXPECT_EQ(four.sites[3].site, SiteId(5));
+  EXPECT_EQ(four.omitted.sites, 4u);  // sites 1-4
+  EXPECT_EQ(four.omitted.allocations, 4u);
+  EXPECT_EQ(four.omitted.frees, 4u);
+  EXPECT_EQ(four.omitted.bytes_allocated, 100 + 200 + 300 + 400);
+  EXPECT_EQ(four.omitted.largest_peak_live_bytes, 400);
+
+  // Leak, growth and retained sites are listed whatever the limit.
+  const Diagnosis one = classify(recording, {}, 1);
+  ASSERT_EQ(one.sites.size(), 2u);
+  EXPECT_NE(one.sites[0].verdict, Verdict::kBounded);
+  EXPECT_NE(one.sites[1].verdict, Verdict::kBounded);
+  EXPECT_EQ(one.omitted.sites, 6u);
+}
+
 }  // namespace
 }  // namespace tleak::diagnosis
 

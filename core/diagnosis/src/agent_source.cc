@@ -39,7 +39,8 @@ void AgentSource::reset() {
   pending_.clear();
   live_.clear();
   site_spans_.clear();
-  site_frames_.clear();
+  frame_chunks_.clear();
+  chunk_used_ = kFrameChunkWords;
   python_frames_.clear();
   modules_.clear();
   sent_list_.clear();
@@ -131,10 +132,14 @@ void AgentSource::record(const unsigned char* at, std::uint32_t size) {
       }
       if (s.site >= agent::kMaxSites) throw StreamError("site id " + std::to_string(s.site) + " out of range");
       if (site_spans_.size() <= s.site) site_spans_.resize(s.site + 1);
-      site_spans_[s.site] = {site_frames_.size(), s.depth};
-      const std::size_t from = site_frames_.size();
-      site_frames_.resize(from + s.depth);
-      std::memcpy(site_frames_.data() + from, at + sizeof(agent::SiteRecord), s.depth * 8);
+      if (chunk_used_ + s.depth > kFrameChunkWords) {
+        frame_chunks_.push_back(std::make_unique_for_overwrite<std::uintptr_t[]>(kFrameChunkWords));
+        chunk_used_ = 0;
+      }
+      std::uintptr_t* first = frame_chunks_.back().get() + chunk_used_;
+      std::memcpy(first, at + sizeof(agent::SiteRecord), s.depth * 8);
+      chunk_used_ += s.depth;
+      site_spans_[s.site] = {first, s.depth};
       return;
     }
     case RecordKind::kPythonFrame: {
@@ -307,8 +312,7 @@ Recording AgentSource::snapshot() const { return recorder_->snapshot({clock_, it
 std::vector<std::uintptr_t> AgentSource::stack(SiteId site) const {
   if (site.value() >= site_spans_.size()) return {};
   const StackSpan span = site_spans_[site.value()];
-  const auto* first = site_frames_.data() + span.offset;
-  return {first, first + span.depth};
+  return {span.first, span.first + span.depth};
 }
 
 std::vector<ModuleInfo> AgentSource::modules() const { return modules_; }

@@ -331,7 +331,7 @@ bool constant_at(const SiteRecord& s, std::size_t marks, std::int64_t value) {
 
 }  // namespace
 
-Diagnosis classify(const Recording& rec, const ClassifierOptions& options) {
+Diagnosis classify(const Recording& rec, const ClassifierOptions& options, std::size_t max_findings) {
   Diagnosis d;
   std::vector<std::uint64_t> iterations;
   std::vector<std::int64_t> totals;
@@ -379,93 +379,122 @@ Diagnosis classify(const Recording& rec, const ClassifierOptions& options) {
   const std::size_t marks = rec.marks.size();
   const std::size_t first_fitted = first_after_warmup(iterations, rec.iterations, options);
   std::optional<GrowthFigures> flat_fit;
-  d.sites.reserve(rec.sites.size());
-  for (const SiteRecord& s : rec.sites) {
+  std::vector<GrowthFigures> own_fits;  // of the sites that vary after the warm-up
+
+  // First pass: every site's verdict and the figure that orders it, nothing more (a program can
+  // have a million sites, most of which will only be added up).
+  struct Judged {
+    std::uint32_t index;    // into rec.sites
+    std::int32_t own_fit;   // into own_fits, or -1 for the flat fit
+    Verdict verdict;
+    double key;
+  };
+  const auto key = [](Verdict verdict, std::int64_t leaked, const GrowthFigures& g, const RetainedFigures& r,
+                      std::int64_t peak) -> double {
+    switch (verdict) {
+      case Verdict::kLeak: return static_cast<double>(leaked);
+      case Verdict::kGrowth: return g.slope_bytes_per_iteration;
+      case Verdict::kRetained: return static_cast<double>(r.peak_dead_bytes);
+      case Verdict::kBounded: return static_cast<double>(peak);
+    }
+    return 0;
+  };
+  std::vector<Judged> judged;
+  std::size_t unbounded = 0;
+  for (std::size_t i = 0; i < rec.sites.size(); ++i) {
+    const SiteRecord& s = rec.sites[i];
     if (s.allocations == 0) continue;
+    std::int32_t own_fit = -1;
+    if (flat_after_warmup(s, marks, first_fitted, last_not_kept)) {
+      if (!flat_fit) flat_fit = fit_growth(iterations, std::vector<std::int64_t>(iterations.size(), 0), rec.iterations, options);
+    } else {
+      std::vector<std::int64_t> series = s.series(marks);
+      if (last_not_kept) series.push_back(s.last_mark_live_bytes);
+      own_fit = static_cast<std::int32_t>(own_fits.size());
+      own_fits.push_back(fit_growth(iterations, series, rec.iterations, options));
+    }
+    const GrowthFigures& growth = own_fit < 0 ? *flat_fit : own_fits[static_cast<std::size_t>(own_fit)];
+    const RetainedFigures retained = retained_figures(s, rec);
+    Verdict verdict = Verdict::kBounded;
+    if (leaked_bytes[i] >= options.leak_min_bytes) {
+      verdict = Verdict::kLeak;
+    } else if (is_growth(growth, options)) {
+      verdict = Verdict::kGrowth;
+    } else if (is_retained(retained, options)) {
+      verdict = Verdict::kRetained;
+    }
+    unbounded += verdict != Verdict::kBounded;
+    judged.push_back({static_cast<std::uint32_t>(i), own_fit, verdict,
+                      key(verdict, leaked_bytes[i], growth, retained, s.peak_live_bytes)});
+  }
+
+  // Worst first; within a verdict, the largest figure of that verdict first, then in site order.
+  const auto worse = [](const Judged& a, const Judged& b) {
+    if (a.verdict != b.verdict) return a.verdict > b.verdict;
+    if (a.key != b.key) return a.key > b.key;
+    return a.index < b.index;
+  };
+  // Past `max_findings`, the smallest bounded sites are only added up.
+  const std::size_t keep = std::max(max_findings, unbounded);
+  if (judged.size() > keep) {
+    std::nth_element(judged.begin(), judged.begin() + static_cast<std::ptrdiff_t>(keep), judged.end(), worse);
+    for (auto it = judged.begin() + static_cast<std::ptrdiff_t>(keep); it != judged.end(); ++it) {
+      const SiteRecord& s = rec.sites[it->index];
+      OmittedFindings& o = d.omitted;
+      ++o.sites;
+      o.allocations += s.allocations;
+      o.frees += s.frees;
+      o.bytes_allocated += static_cast<std::int64_t>(s.bytes_allocated);
+      o.largest_peak_live_bytes = std::max(o.largest_peak_live_bytes, s.peak_live_bytes);
+      o.final_live_bytes += s.last_mark_live_bytes;
+      o.unfreed_bytes += unfreed_bytes[it->index];
+    }
+    judged.resize(keep);
+  }
+  std::sort(judged.begin(), judged.end(), worse);
+
+  // Second pass: the findings, in full, of the sites kept.
+  d.sites.reserve(judged.size());
+  for (const Judged& j : judged) {
+    const SiteRecord& s = rec.sites[j.index];
     SiteFinding f;
     f.site = s.site;
     f.allocator = s.allocator;
+    f.verdict = j.verdict;
     f.allocations = s.allocations;
     f.frees = s.frees;
     f.bytes_allocated = static_cast<std::int64_t>(s.bytes_allocated);
     f.peak_live_bytes = s.peak_live_bytes;
     f.final_live_bytes = s.last_mark_live_bytes;
-    f.leaked_bytes = leaked_bytes[s.site.value()];
-    f.leaked_blocks = leaked_blocks[s.site.value()];
-    f.unfreed_bytes = unfreed_bytes[s.site.value()];
-    f.unfreed_blocks = unfreed_blocks[s.site.value()];
-    if (flat_after_warmup(s, marks, first_fitted, last_not_kept)) {
-      // Most sites of a large program: nothing to fit, and their series need not be spelled out.
-      if (!flat_fit) flat_fit = fit_growth(iterations, std::vector<std::int64_t>(iterations.size(), 0), rec.iterations, options);
-      f.growth = *flat_fit;
-      if (!constant_at(s, marks, f.final_live_bytes)) f.mark_live_bytes = s.series(marks);
-    } else {
-      std::vector<std::int64_t> series = s.series(marks);
-      // A series that is the final value throughout is left empty (SiteFinding::mark_live_bytes).
-      const bool constant = std::all_of(series.begin(), series.end(),
-                                        [&](std::int64_t v) { return v == f.final_live_bytes; });
-      if (!constant) f.mark_live_bytes = series;
-      if (last_not_kept) series.push_back(s.last_mark_live_bytes);
-      f.growth = fit_growth(iterations, series, rec.iterations, options);
-    }
+    f.leaked_bytes = leaked_bytes[j.index];
+    f.leaked_blocks = leaked_blocks[j.index];
+    f.unfreed_bytes = unfreed_bytes[j.index];
+    f.unfreed_blocks = unfreed_blocks[j.index];
+    f.growth = j.own_fit < 0 ? *flat_fit : own_fits[static_cast<std::size_t>(j.own_fit)];
     f.retained = retained_figures(s, rec);
-
-    if (f.leaked_bytes >= options.leak_min_bytes) {
-      f.verdict = Verdict::kLeak;
-      f.reason = printf_string("%s in %lld block%s %s",
-                    bytes(static_cast<double>(f.leaked_bytes)).c_str(), static_cast<long long>(f.leaked_blocks),
-                    f.leaked_blocks == 1 ? "" : "s", leak_words);
-    } else if (is_growth(f.growth, options)) {
-      f.verdict = Verdict::kGrowth;
-      f.reason = growth_reason(f.growth) + growth_words;
-    } else if (is_retained(f.retained, options)) {
-      f.verdict = Verdict::kRetained;
-      f.reason = printf_string(
-                    "up to %s held after last use (dead for %.0f%% of its lifetime), drag up to %llu ops / %llu iterations",
-                    bytes(static_cast<double>(f.retained.peak_dead_bytes)).c_str(), 100.0 * f.retained.drag_share,
-                    static_cast<unsigned long long>(f.retained.drag_ops_max),
-                    static_cast<unsigned long long>(f.retained.drag_iterations_max));
-    } else {
-      f.verdict = Verdict::kBounded;
-      f.reason = bounded_reason(f, rec.end, options);
+    // A series that is the final value throughout is left empty (SiteFinding::mark_live_bytes).
+    if (!constant_at(s, marks, f.final_live_bytes)) f.mark_live_bytes = s.series(marks);
+    switch (f.verdict) {
+      case Verdict::kLeak:
+        f.reason = printf_string("%s in %lld block%s %s",
+                      bytes(static_cast<double>(f.leaked_bytes)).c_str(), static_cast<long long>(f.leaked_blocks),
+                      f.leaked_blocks == 1 ? "" : "s", leak_words);
+        break;
+      case Verdict::kGrowth:
+        f.reason = growth_reason(f.growth) + growth_words;
+        break;
+      case Verdict::kRetained:
+        f.reason = printf_string(
+                      "up to %s held after last use (dead for %.0f%% of its lifetime), drag up to %llu ops / %llu iterations",
+                      bytes(static_cast<double>(f.retained.peak_dead_bytes)).c_str(), 100.0 * f.retained.drag_share,
+                      static_cast<unsigned long long>(f.retained.drag_ops_max),
+                      static_cast<unsigned long long>(f.retained.drag_iterations_max));
+        break;
+      case Verdict::kBounded:
+        f.reason = bounded_reason(f, rec.end, options);
+        break;
     }
     d.sites.push_back(std::move(f));
-  }
-
-  // Worst first; within a verdict, the largest figure of that verdict first.
-  const auto key = [](const SiteFinding& f) -> double {
-    switch (f.verdict) {
-      case Verdict::kLeak: return static_cast<double>(f.leaked_bytes);
-      case Verdict::kGrowth: return f.growth.slope_bytes_per_iteration;
-      case Verdict::kRetained: return static_cast<double>(f.retained.peak_dead_bytes);
-      case Verdict::kBounded: return static_cast<double>(f.peak_live_bytes);
-    }
-    return 0;
-  };
-  // Sorted by index, then permuted in place: a program's findings are many and each is large.
-  std::vector<std::size_t> order(d.sites.size());
-  std::vector<std::pair<int, double>> keys(d.sites.size());
-  for (std::size_t i = 0; i < order.size(); ++i) {
-    order[i] = i;
-    keys[i] = {static_cast<int>(d.sites[i].verdict), key(d.sites[i])};
-  }
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    if (keys[a].first != keys[b].first) return keys[a].first > keys[b].first;
-    return keys[a].second > keys[b].second;
-  });
-  // Position i takes the finding at order[i]: follow each cycle once.
-  for (std::size_t i = 0; i < order.size(); ++i) {
-    if (order[i] == i) continue;
-    SiteFinding held = std::move(d.sites[i]);
-    std::size_t j = i;
-    while (order[j] != i) {
-      const std::size_t from = order[j];
-      d.sites[j] = std::move(d.sites[from]);
-      order[j] = j;
-      j = from;
-    }
-    d.sites[j] = std::move(held);
-    order[j] = j;
   }
   return d;
 }

@@ -62,7 +62,7 @@ void fill_totals(Report& report, const Recording& rec, const std::vector<Allocat
 }
 
 void fill_findings(Report& report, const Recording& rec, const Diagnosis& diagnosis, const SiteStack& stack,
-                   const FrameResolver& resolve, const std::string& focus, std::size_t max_sites) {
+                   const FrameResolver& resolve, const std::string& focus) {
   report.total_growth = diagnosis.total_growth;
   report.total_retained = diagnosis.total_retained;
   report.timeline.stride = rec.mark_stride;
@@ -71,23 +71,21 @@ void fill_findings(Report& report, const Recording& rec, const Diagnosis& diagno
   const bool judged = rec.end == RunEnd::kExitScan || rec.end == RunEnd::kTeardown;
 
   Summary& summary = report.summary;
+  const OmittedFindings& omitted = diagnosis.omitted;
+  OmittedSites& o = report.omitted_sites;
+  o.sites = omitted.sites;
+  o.allocations = omitted.allocations;
+  o.frees = omitted.frees;
+  o.bytes_allocated = omitted.bytes_allocated;
+  o.largest_peak_live_bytes = omitted.largest_peak_live_bytes;
+  o.final_live_bytes = omitted.final_live_bytes;
+  (judged ? o.reachable_at_exit_bytes : o.unjudged_at_exit_bytes) = omitted.unfreed_bytes;
+  summary.bounded_sites = omitted.sites;
   for (const SiteFinding& f : diagnosis.sites) {
     summary.leak_sites += f.verdict == Verdict::kLeak;
     summary.growth_sites += f.verdict == Verdict::kGrowth;
     summary.retained_sites += f.verdict == Verdict::kRetained;
     summary.bounded_sites += f.verdict == Verdict::kBounded;
-    // Worst first, bounded by peak: what is past the limit is the smallest bounded sites.
-    if (report.sites.size() >= max_sites && f.verdict == Verdict::kBounded) {
-      OmittedSites& o = report.omitted_sites;
-      ++o.sites;
-      o.allocations += f.allocations;
-      o.frees += f.frees;
-      o.bytes_allocated += f.bytes_allocated;
-      o.largest_peak_live_bytes = std::max(o.largest_peak_live_bytes, f.peak_live_bytes);
-      o.final_live_bytes += f.final_live_bytes;
-      (judged ? o.reachable_at_exit_bytes : o.unjudged_at_exit_bytes) += f.unfreed_bytes;
-      continue;
-    }
     SiteReport s;
     s.id = f.site.value();
     s.verdict = to_string(f.verdict);
@@ -134,7 +132,7 @@ void fill_report(Report& report, const Recording& recording, const ClassifierOpt
                  const std::vector<AllocatorStats>& stats, const SiteStack& stack, const FrameResolver& resolve,
                  const std::string& focus, std::size_t max_sites) {
   fill_totals(report, recording, stats);
-  fill_findings(report, recording, classify(recording, options), stack, resolve, focus, max_sites);
+  fill_findings(report, recording, classify(recording, options, max_sites), stack, resolve, focus);
 }
 
 void fill_untracked_totals(Report& report, const std::vector<AllocatorInfo>& allocators,

@@ -106,14 +106,17 @@ class AgentSource {
   std::int64_t pending_allocated_ = 0;
   std::vector<Pending> pending_;
   LiveTable<Live> live_;
-  // Each site's frames, end to end in `site_frames_` (a program can send a million sites: one
-  // allocation each would cost more than the frames).
+  // Each site's frames, end to end in chunks that never move (a program can send a million
+  // sites: one allocation each, or one vector that grows by copying, would cost more than the
+  // frames themselves).
   struct StackSpan {
-    std::uint64_t offset = 0;
+    const std::uintptr_t* first = nullptr;
     std::uint32_t depth = 0;
   };
+  static constexpr std::size_t kFrameChunkWords = std::size_t{1} << 17;
   std::vector<StackSpan> site_spans_;  // by site id
-  std::vector<std::uintptr_t> site_frames_;
+  std::vector<std::unique_ptr<std::uintptr_t[]>> frame_chunks_;
+  std::size_t chunk_used_ = kFrameChunkWords;  // words used in the last chunk
   std::unordered_map<std::uint32_t, Frame> python_frames_;
   std::vector<ModuleInfo> modules_;
   bool exit_requested_ = false;

@@ -7,6 +7,7 @@
 // Every threshold is an option with a default chosen for tensor workloads, reported with the result.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -102,8 +103,19 @@ struct SiteFinding {
   std::vector<std::int64_t> mark_live_bytes;
 };
 
+// The bounded sites classify() added up instead of listing.
+struct OmittedFindings {
+  std::uint64_t sites = 0;
+  std::uint64_t allocations = 0, frees = 0;
+  std::int64_t bytes_allocated = 0;
+  std::int64_t largest_peak_live_bytes = 0;  // the largest peak of any one of them
+  std::int64_t final_live_bytes = 0;
+  std::int64_t unfreed_bytes = 0;
+};
+
 struct Diagnosis {
   std::vector<SiteFinding> sites;  // worst first
+  OmittedFindings omitted;
   GrowthFigures total_growth;      // of all live bytes together
   RetainedFigures total_retained;
 };
@@ -113,7 +125,11 @@ GrowthFigures fit_growth(const std::vector<std::uint64_t>& iterations,
                          const std::vector<std::int64_t>& values, std::uint64_t total_iterations,
                          const ClassifierOptions& options);
 
-Diagnosis classify(const Recording& recording, const ClassifierOptions& options);
+// Every site with an allocation gets a finding, worst first, up to `max_findings`; past that, the
+// bounded sites with the smallest peaks are added up in Diagnosis::omitted (leak, growth and
+// retained sites are always listed).
+Diagnosis classify(const Recording& recording, const ClassifierOptions& options,
+                   std::size_t max_findings = SIZE_MAX);
 
 // The fewest iteration marks with which growth can be assessed (enough samples after warm-up).
 std::uint64_t iterations_needed_for_growth(const ClassifierOptions& options);
