@@ -40,7 +40,7 @@ void AgentSource::reset() {
   live_.clear();
   site_spans_.clear();
   frame_chunks_.clear();
-  chunk_used_ = kFrameChunkWords;
+  chunk_used_ = 0;
   python_frames_.clear();
   modules_.clear();
   sent_list_.clear();
@@ -132,7 +132,7 @@ void AgentSource::record(const unsigned char* at, std::uint32_t size) {
       }
       if (s.site >= agent::kMaxSites) throw StreamError("site id " + std::to_string(s.site) + " out of range");
       if (site_spans_.size() <= s.site) site_spans_.resize(s.site + 1);
-      if (chunk_used_ + s.depth > kFrameChunkWords) {
+      if (frame_chunks_.empty() || chunk_used_ + s.depth > kFrameChunkWords) {
         frame_chunks_.push_back(std::make_unique_for_overwrite<std::uintptr_t[]>(kFrameChunkWords));
         chunk_used_ = 0;
       }

@@ -116,7 +116,7 @@ class AgentSource {
   static constexpr std::size_t kFrameChunkWords = std::size_t{1} << 17;
   std::vector<StackSpan> site_spans_;  // by site id
   std::vector<std::unique_ptr<std::uintptr_t[]>> frame_chunks_;
-  std::size_t chunk_used_ = kFrameChunkWords;  // words used in the last chunk
+  std::size_t chunk_used_ = 0;  // words used in the last chunk
   std::unordered_map<std::uint32_t, Frame> python_frames_;
   std::vector<ModuleInfo> modules_;
   bool exit_requested_ = false;
