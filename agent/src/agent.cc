@@ -225,15 +225,15 @@ struct NewPythonFrame {
 std::uint32_t python_frame_id(ThreadBuffer* buffer, const PythonFrame& frame, NewPythonFrame* fresh, int* fresh_count) {
   std::uint64_t file = 0, name = 0;
   python_code_identity(frame.code, &file, &name);
-  const std::uint64_t key[4] = {frame.code, frame.instruction, file, name};
-  const std::uint64_t hash = SiteTable::hash(key, 4);
-  PythonCacheEntry& cached = buffer->python_cache[(hash >> 1) & (ThreadBuffer::kPythonCacheEntries - 1)];
+  const std::uint64_t words[4] = {frame.code, frame.instruction, file, name};
+  const StackKey key = SiteTable::key(words, 4);
+  PythonCacheEntry& cached = buffer->python_cache[(key.a >> 1) & (ThreadBuffer::kPythonCacheEntries - 1)];
   if (cached.id != 0 && cached.code == frame.code && cached.instruction == frame.instruction && cached.file == file &&
       cached.name == name) {
     return cached.id;
   }
   bool is_new = false;
-  const std::uint32_t id = g_python_frames.intern(key, 4, hash, &is_new);
+  const std::uint32_t id = g_python_frames.intern(key, &is_new);
   if (id == SiteTable::kOverflowSite) return 0;
   if (is_new) fresh[(*fresh_count)++] = {frame, id};
   cached = {frame.code, file, name, frame.instruction, id};
@@ -306,15 +306,15 @@ void record_alloc(const void* address, std::size_t size) {
       d = with_python_frames(buffer, frames, depth, mixed, fresh, &fresh_count);
       words = mixed;
     }
-    const std::uint64_t hash = SiteTable::hash(words, d);
-    SiteCacheEntry& cached = buffer->cache[(hash >> 1) & (ThreadBuffer::kCacheEntries - 1)];
+    const StackKey key = SiteTable::key(words, d);
+    SiteCacheEntry& cached = buffer->cache[(key.a >> 1) & (ThreadBuffer::kCacheEntries - 1)];
     bool is_new = false;
     std::uint32_t site;
-    if (cached.hash == hash) {
+    if (cached.key == key) {
       site = cached.site;
     } else {
-      site = g_sites.intern(words, d, hash, &is_new);
-      cached.hash = hash;
+      site = g_sites.intern(key, &is_new);
+      cached.key = key;
       cached.site = site;
     }
     buffer->lock.lock();

@@ -1,55 +1,79 @@
 #include "site_table.h"
 
-#include <cstring>
-
 #include "agent_memory.h"
 
 namespace tleak::agent {
+namespace {
+
+// MurmurHash3's finalizer: every input bit reaches every output bit.
+std::uint64_t mix(std::uint64_t h) {
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
+  h *= 0xc4ceb9fe1a85ec53ull;
+  h ^= h >> 33;
+  return h;
+}
+
+}  // namespace
 
 bool SiteTable::init() {
-  slots_ = static_cast<Slot*>(map_pages(kSlots * sizeof(Slot), /*reserve_only=*/true));
-  frames_ = static_cast<std::uint64_t*>(map_pages(kMaxFrameWords * sizeof(std::uint64_t), true));
-  return slots_ != nullptr && frames_ != nullptr;
+  capacity_ = kFirstSlots;
+  slots_ = static_cast<Slot*>(map_pages(capacity_ * sizeof(Slot)));
+  return slots_ != nullptr;
 }
 
-std::uint64_t SiteTable::hash(const std::uint64_t* frames, std::uint32_t depth) {
-  // The splitmix64 finalizer per word: addresses that differ in low bits spread well.
-  std::uint64_t h = 0x9e3779b97f4a7c15ull ^ depth;
-  for (std::uint32_t i = 0; i < depth; ++i) {
-    h ^= frames[i];
-    h *= 0xbf58476d1ce4e5b9ull;
-    h ^= h >> 31;
+StackKey SiteTable::key(const std::uint64_t* words, std::uint32_t count) {
+  // Two independent hashes of the words and their order, each mixed per word.
+  std::uint64_t a = 0x9e3779b97f4a7c15ull ^ count, b = 0xc2b2ae3d27d4eb4full + count;
+  for (std::uint32_t i = 0; i < count; ++i) {
+    a = mix(a ^ words[i]);
+    b = (b + words[i]) * 0x9fb21c651e98df25ull;
+    b ^= b >> 29;
   }
-  return h | 1;
+  return {mix(a) | 1, mix(b)};
 }
 
-std::uint32_t SiteTable::intern(const std::uint64_t* frames, std::uint32_t depth, std::uint64_t h,
-                                bool* is_new) {
+SiteTable::Slot* SiteTable::find(Slot* slots, std::uint64_t capacity, const StackKey& key) const {
+  const auto b = static_cast<std::uint32_t>(key.b);
+  for (std::uint64_t i = (key.a >> 1) & (capacity - 1);; i = (i + 1) & (capacity - 1)) {
+    if (slots[i].site == 0 || (slots[i].a == key.a && slots[i].b == b)) return &slots[i];
+  }
+}
+
+bool SiteTable::grow() {
+  const std::uint64_t capacity = capacity_ * 2;
+  if (capacity > kMaxSlots) return false;
+  auto* slots = static_cast<Slot*>(map_pages(capacity * sizeof(Slot)));
+  if (slots == nullptr) return false;
+  for (std::uint64_t i = 0; i < capacity_; ++i) {
+    if (slots_[i].site != 0) *find(slots, capacity, {slots_[i].a, slots_[i].b}) = slots_[i];
+  }
+  unmap_pages(slots_, capacity_ * sizeof(Slot));
+  slots_ = slots;
+  capacity_ = capacity;
+  return true;
+}
+
+std::uint32_t SiteTable::intern(const StackKey& key, bool* is_new) {
   *is_new = false;
   lock_.lock();
-  std::uint64_t i = (h >> 1) & (kSlots - 1);  // the low bit is always set (hash() never returns 0)
-  for (;; i = (i + 1) & (kSlots - 1)) {
-    Slot& slot = slots_[i];
-    if (slot.site == 0) break;
-    if (slot.hash == h && slot.depth == depth &&
-        std::memcmp(frames_ + slot.offset, frames, depth * sizeof(std::uint64_t)) == 0) {
-      const std::uint32_t site = slot.site;
-      lock_.unlock();
-      return site;
-    }
+  Slot* slot = find(slots_, capacity_, key);
+  if (slot->site != 0) {
+    const std::uint32_t site = slot->site;
+    lock_.unlock();
+    return site;
   }
-  if (next_site_ >= kMaxSites || frame_words_ + depth > kMaxFrameWords) {
+  // Three quarters full: double first (a table that cannot grow takes no more sites).
+  if (next_site_ >= kMaxSites || (std::uint64_t{next_site_} * 4 >= capacity_ * 3 && !grow())) {
     lock_.unlock();
     return kOverflowSite;
   }
-  Slot& slot = slots_[i];
-  slot.hash = h;
-  slot.depth = depth;
-  slot.offset = frame_words_;
-  std::memcpy(frames_ + frame_words_, frames, depth * sizeof(std::uint64_t));
-  frame_words_ += depth;
-  slot.site = next_site_++;
-  const std::uint32_t site = slot.site;
+  slot = find(slots_, capacity_, key);
+  slot->a = key.a;
+  slot->b = static_cast<std::uint32_t>(key.b);
+  slot->site = next_site_++;
+  const std::uint32_t site = slot->site;
   lock_.unlock();
   *is_new = true;
   return site;

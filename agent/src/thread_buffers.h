@@ -8,13 +8,14 @@
 #include <atomic>
 #include <cstdint>
 
+#include "site_table.h"
 #include "tleak/agent/protocol.h"
 #include "tleak/detail/spin_lock.h"
 
 namespace tleak::agent {
 
 struct SiteCacheEntry {
-  std::uint64_t hash;  // 0: empty
+  StackKey key;  // zero: empty
   std::uint32_t site;
   std::uint32_t reserved;
 };
