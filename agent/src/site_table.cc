@@ -24,14 +24,16 @@ bool SiteTable::init() {
 }
 
 StackKey SiteTable::key(const std::uint64_t* words, std::uint32_t count) {
-  // Two independent hashes of the words and their order, each mixed per word.
+  // Two independent hashes of the words and their order: one multiply per word each (this runs
+  // for every allocation and every Python frame of it), then a full mix of both.
   std::uint64_t a = 0x9e3779b97f4a7c15ull ^ count, b = 0xc2b2ae3d27d4eb4full + count;
   for (std::uint32_t i = 0; i < count; ++i) {
-    a = mix(a ^ words[i]);
+    a = ((a ^ words[i]) * 0xbf58476d1ce4e5b9ull);
+    a ^= a >> 31;
     b = (b + words[i]) * 0x9fb21c651e98df25ull;
     b ^= b >> 29;
   }
-  return {mix(a) | 1, mix(b)};
+  return {mix(a) | 1, mix(b ^ a)};
 }
 
 SiteTable::Slot* SiteTable::find(Slot* slots, std::uint64_t capacity, const StackKey& key) const {
