@@ -1,10 +1,14 @@
-// How the agent's allocation path scales with threads, apart from tleak's parent: runs
-// bench/programs/malloc_heavy with 1 and 2 threads under libtleak_preload.so, its stream read and
-// thrown away by this program (what the parent would do instantly), and prints each run's pairs
-// per second and the 2-thread / 1-thread ratio. The same ratio under the whole `tleak run` is
-// printed by bench/compare_program_overhead.
+// What the agent alone costs a program, apart from tleak's parent: runs a program under
+// libtleak_preload.so with its stream read and thrown away by this program (what an infinitely
+// fast parent would do), and plain.
 //
 //   build/release/bench/agent_scaling [rounds per thread, default 1000000]
+//     bench/programs/malloc_heavy with 1 and 2 threads: each run's pairs per second and the
+//     2-thread / 1-thread ratio (best of 3). The same ratio under the whole `tleak run` is printed
+//     by bench/compare_program_overhead.
+//   build/release/bench/agent_scaling -- COMMAND [ARGS...]
+//     COMMAND plain and under the agent alone (12 frames): each one's seconds and the ratio
+//     (medians of 3). Against `tleak run`'s time, the rest is what tleak's parent adds.
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -12,9 +16,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
@@ -23,30 +29,66 @@
 
 namespace {
 
-double run(const std::string& agent, const std::string& program, int threads, long rounds) {
-  int sockets[2];
-  if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sockets) != 0) std::exit(1);
-  const int control = static_cast<int>(syscall(SYS_memfd_create, "control", 0));
-  if (control < 0 || ftruncate(control, 4096) != 0) std::exit(1);
-  auto* page = static_cast<tleak::agent::ControlPage*>(mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, control, 0));
-  page->magic = tleak::agent::kProtocolMagic;
-  // The exit scan's live list, sent ahead: empty, so the agent scans nothing and ends at once.
-  const tleak::agent::LiveListHeader empty{tleak::agent::kProtocolMagic, 0, 0};
-  if (send(sockets[0], &empty, sizeof empty, 0) != static_cast<ssize_t>(sizeof empty)) std::exit(1);
+[[noreturn]] void fail(const char* what) {
+  std::fprintf(stderr, "agent_scaling: %s: %s\n", what, std::strerror(errno));
+  std::exit(2);
+}
+
+void exec_command(const std::vector<std::string>& command) {
+  const int null = open("/dev/null", O_WRONLY);
+  if (null >= 0) dup2(null, STDOUT_FILENO);
+  std::vector<char*> argv;
+  for (const std::string& a : command) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  execvp(argv[0], argv.data());
+  _exit(127);
+}
+
+void expect_success(int status, const std::vector<std::string>& command) {
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    std::fprintf(stderr, "agent_scaling: %s failed\n", command[0].c_str());
+    std::exit(2);
+  }
+}
+
+// Wall seconds of `command` with nothing preloaded.
+double run_plain(const std::vector<std::string>& command) {
   const auto started = std::chrono::steady_clock::now();
   const pid_t pid = fork();
+  if (pid < 0) fail("fork");
+  if (pid == 0) exec_command(command);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  expect_success(status, command);
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+}
+
+// Wall seconds of `command` under the agent, its stream drained and dropped.
+double run_under_agent(const std::string& agent, const std::vector<std::string>& command) {
+  int sockets[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sockets) != 0) fail("socketpair");
+  // The same room for bursts tleak gives the agent.
+  const int buffer_bytes = 8 << 20;
+  setsockopt(sockets[1], SOL_SOCKET, SO_SNDBUF, &buffer_bytes, sizeof buffer_bytes);
+  const int control = static_cast<int>(syscall(SYS_memfd_create, "control", 0));
+  if (control < 0 || ftruncate(control, 4096) != 0) fail("memfd_create");
+  void* mapped = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, control, 0);
+  if (mapped == MAP_FAILED) fail("mmap");
+  static_cast<tleak::agent::ControlPage*>(mapped)->magic = tleak::agent::kProtocolMagic;
+  // The exit scan's live list, sent ahead: empty, so the agent scans nothing and ends at once.
+  const tleak::agent::LiveListHeader empty{tleak::agent::kProtocolMagic, 0, 0};
+  if (send(sockets[0], &empty, sizeof empty, 0) != static_cast<ssize_t>(sizeof empty)) fail("send");
+  const auto started = std::chrono::steady_clock::now();
+  const pid_t pid = fork();
+  if (pid < 0) fail("fork");
   if (pid == 0) {
     close(sockets[0]);
-    const int null = open("/dev/null", O_WRONLY);
-    if (null >= 0) dup2(null, STDOUT_FILENO);
-    const std::string pid_text = std::to_string(getpid());
     setenv("LD_PRELOAD", agent.c_str(), 1);
     setenv(tleak::agent::kEnvStreamFd, std::to_string(sockets[1]).c_str(), 1);
     setenv(tleak::agent::kEnvControlFd, std::to_string(control).c_str(), 1);
-    setenv(tleak::agent::kEnvPid, pid_text.c_str(), 1);
-    const std::string t = std::to_string(threads), r = std::to_string(rounds);
-    execl(program.c_str(), program.c_str(), t.c_str(), r.c_str(), static_cast<char*>(nullptr));
-    _exit(127);
+    setenv(tleak::agent::kEnvPid, std::to_string(getpid()).c_str(), 1);
+    setenv(tleak::agent::kEnvStackDepth, "12", 1);
+    exec_command(command);
   }
   close(sockets[1]);
   std::thread reader([&] {
@@ -60,19 +102,44 @@ double run(const std::string& agent, const std::string& program, int threads, lo
   shutdown(sockets[0], SHUT_RDWR);
   reader.join();
   close(sockets[0]);
+  munmap(mapped, 4096);
   close(control);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) std::exit(1);
-  return static_cast<double>(threads) * static_cast<double>(rounds) / seconds;
+  expect_success(status, command);
+  return seconds;
+}
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  const std::string agent = TLEAK_AGENT_PATH;
+  if (argc > 2 && std::strcmp(argv[1], "--") == 0) {
+    const std::vector<std::string> command(argv + 2, argv + argc);
+    std::vector<double> plain, alone;
+    for (int repeat = 0; repeat < 3; ++repeat) {
+      plain.push_back(run_plain(command));
+      alone.push_back(run_under_agent(agent, command));
+    }
+    std::printf("plain %.3f s, agent alone (12 frames) %.3f s, ratio %.2f (medians of 3)\n", median(plain),
+                median(alone), median(alone) / median(plain));
+    return 0;
+  }
   const long rounds = argc > 1 ? std::atol(argv[1]) : 1000000;
-  const std::string agent = TLEAK_AGENT_PATH, program = TLEAK_MALLOC_HEAVY;
+  if (rounds <= 0 || rounds > 1'000'000'000) {
+    std::fprintf(stderr, "agent_scaling: rounds must be 1 to 1000000000\n");
+    return 2;
+  }
   double best[3] = {0, 0, 0};
   for (int repeat = 0; repeat < 3; ++repeat) {
-    for (int threads = 1; threads <= 2; ++threads) best[threads] = std::max(best[threads], run(agent, program, threads, rounds));
+    for (int threads = 1; threads <= 2; ++threads) {
+      const std::vector<std::string> command = {TLEAK_MALLOC_HEAVY, std::to_string(threads), std::to_string(rounds)};
+      const double pairs = static_cast<double>(threads) * static_cast<double>(rounds);
+      best[threads] = std::max(best[threads], pairs / run_under_agent(agent, command));
+    }
   }
   std::printf("agent alone, 12 frames: 1 thread %.2f M pairs/s, 2 threads %.2f M pairs/s, ratio %.2f (best of 3)\n",
               best[1] / 1e6, best[2] / 1e6, best[2] / best[1]);
