@@ -21,6 +21,7 @@
 #include "reachability.h"
 #include "site_table.h"
 #include "thread_buffers.h"
+#include "unwinder_signals.h"
 #include "tleak/detail/stack_capture.h"
 
 namespace tleak::agent {
@@ -296,7 +297,11 @@ void record_alloc(const void* address, std::size_t size) {
   if (buffer != nullptr) {
     std::uintptr_t frames[kMaxFrames];
     // Skip the interposed function: the first frame is where the program called it.
-    const int depth = g_stack_depth == 0 ? 0 : detail::capture_stack(frames, g_stack_depth, 2);
+    int depth = 0;
+    if (g_stack_depth > 0) {
+      UnwinderScope unwinding;
+      depth = detail::capture_stack(frames, g_stack_depth, 2);
+    }
     const auto* words = reinterpret_cast<const std::uint64_t*>(frames);
     auto d = static_cast<std::uint32_t>(depth);
     std::uint64_t mixed[kMaxFrames];
@@ -383,6 +388,7 @@ __attribute__((constructor)) static void agent_start() {
   read_number(kEnvSampleMicros, 1000, 3'600'000'000ull, &sample_us);
   Inside inside;
   if (!channel_open(static_cast<int>(fd))) return;
+  unwinder_signals_init();
   if (read_number(kEnvControlFd, 0, 1 << 20, &control_fd)) {
     void* page = mmap(nullptr, 4096, PROT_READ, MAP_SHARED, static_cast<int>(control_fd), 0);
     if (page != MAP_FAILED && static_cast<const ControlPage*>(page)->magic == kProtocolMagic) {

@@ -2,10 +2,12 @@
 // the agent. C++ new and delete reach these through libstdc++. What the program sees is exactly
 // what the real allocator returned: same pointers, alignment, usable size and errno.
 #include <errno.h>
+#include <signal.h>
 #include <stdint.h>
 
 #include "agent.h"
 #include "real_malloc.h"
+#include "unwinder_signals.h"
 
 namespace agent = tleak::agent;
 namespace real = tleak::agent::real;
@@ -88,6 +90,12 @@ TLEAK_EXPORT void* pvalloc(size_t size) {
   void* p = real::pvalloc(size);
   agent::record_alloc(p, size);
   return p;
+}
+
+// libunwind's own calls while it captures a stack for the agent are not made (unwinder_signals.h).
+TLEAK_EXPORT int sigprocmask(int how, const sigset_t* set, sigset_t* old) noexcept {
+  if (agent::is_unwinder_mask_call(__builtin_return_address(0))) return 0;
+  return agent::real_sigprocmask(how, set, old);
 }
 
 // The marks API (tleak/marks.h calls these through weak references).
