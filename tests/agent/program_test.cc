@@ -261,6 +261,50 @@ TEST_F(ProgramRun, ExitFromASignalHandlerNeverHangs) {
   }
 }
 
+// tleak re-executes itself with glibc's huge-page tunable for its own heap (cli/huge_page_heap.h);
+// the program must still get the environment the user gave tleak, GLIBC_TUNABLES included.
+TEST_F(ProgramRun, TheProgramGetsTheUsersEnvironmentWhateverTleakSetForItself) {
+  // The program prints its own tunables and tleak-internal variables, then the ones tleak itself
+  // was started with (its parent's environment as exec'd).
+  const std::string script =
+      "env | grep -E '^(GLIBC_TUNABLES|TLEAK_SAVED|TLEAK_REEXEC)' | sort; echo ---; "
+      "tr '\\0' '\\n' < /proc/\\$PPID/environ | grep -E '^GLIBC_TUNABLES' | grep -c hugetlb; true";
+  const std::string run_tleak = std::string(TLEAK_BINARY) + " run -o " + path("report.json") + " -- /bin/sh -c \"" + script + "\"";
+  std::ifstream modes_file("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string modes;
+  std::getline(modes_file, modes);
+  const bool huge_pages = !modes.empty() && modes.find("[never]") == std::string::npos;
+
+  const auto unset = run_process("/usr/bin/env", {"-u", "GLIBC_TUNABLES", "/bin/sh", "-c", run_tleak});
+  ASSERT_EQ(unset.exit_code, 0) << unset.err;
+  EXPECT_EQ(unset.out.substr(0, unset.out.find("---")), "");
+  if (huge_pages) {
+    EXPECT_NE(unset.out.find("---\n1\n"), std::string::npos) << unset.out;
+  }
+
+  const auto own = run_process("/usr/bin/env", {"GLIBC_TUNABLES=glibc.malloc.check=0", "/bin/sh", "-c", run_tleak});
+  ASSERT_EQ(own.exit_code, 0) << own.err;
+  EXPECT_EQ(own.out.substr(0, own.out.find("---")), "GLIBC_TUNABLES=glibc.malloc.check=0\n");
+
+  // A user who chose the tunable keeps their choice, and tleak does not re-execute.
+  const auto chosen = run_process("/usr/bin/env", {"GLIBC_TUNABLES=glibc.malloc.hugetlb=0", "/bin/sh", "-c", run_tleak});
+  ASSERT_EQ(chosen.exit_code, 0) << chosen.err;
+  EXPECT_EQ(chosen.out.substr(0, chosen.out.find("---")), "GLIBC_TUNABLES=glibc.malloc.hugetlb=0\n");
+}
+
+// The agent answers libunwind's sigprocmask calls itself during a capture; a handler that
+// interrupts a capture and sets masks of its own must get the real ones.
+TEST_F(ProgramRun, TheProgramsSignalMasksKeepTheirMeaning) {
+  const auto plain = run_process(program("signal_masks"), {});
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  for (int round = 0; round < 3; ++round) {
+    const auto r = tleak_run({}, {program("signal_masks")});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out.substr(0, plain.out.size()), plain.out) << r.err;
+    EXPECT_EQ(report_["run"]["program"]["exit_status"], 0);
+  }
+}
+
 TEST_F(ProgramRun, CancelledThreadsNeverLeaveTheAgentLocked) {
   const auto r = tleak_run({}, {program("cancelled_threads")});
   EXPECT_EQ(r.exit_code, 0) << r.err;
