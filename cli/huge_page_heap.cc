@@ -67,6 +67,13 @@ void use_huge_pages_for_heap(char** argv) {
   }
   if (argv[0] == nullptr || argv[1] == nullptr || !heavy_command(argv[1])) return;
   if (RUNNING_ON_VALGRIND || built_with_sanitizer() || !huge_pages_available()) return;
+  // The file itself, not /proc/self/exe: the process keeps its name ("tleak", not "exe") in ps and
+  // top. Replaced or removed since it started: no re-execution.
+  char self[4096];
+  const ssize_t length = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (length <= 0 || length >= static_cast<ssize_t>(sizeof self - 1)) return;
+  self[length] = '\0';
+  if (access(self, X_OK) != 0) return;
   const char* user_tunables = std::getenv(kTunables);
   if (user_tunables != nullptr && std::strstr(user_tunables, "glibc.malloc.hugetlb") != nullptr) return;
 
@@ -77,8 +84,8 @@ void use_huge_pages_for_heap(char** argv) {
     restore_user_environment();
     return;
   }
-  execve("/proc/self/exe", argv, environ);
-  // No /proc, or no permission: carry on with the ordinary heap and the user's environment.
+  execve(self, argv, environ);
+  // No permission, or gone meanwhile: carry on with the ordinary heap and the user's environment.
   restore_user_environment();
 }
 

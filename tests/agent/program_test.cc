@@ -286,6 +286,11 @@ TEST_F(ProgramRun, TheProgramGetsTheUsersEnvironmentWhateverTleakSetForItself) {
   ASSERT_EQ(own.exit_code, 0) << own.err;
   EXPECT_EQ(own.out.substr(0, own.out.find("---")), "GLIBC_TUNABLES=glibc.malloc.check=0\n");
 
+  // Re-executed or not, tleak keeps its name in ps and top.
+  const auto name = tleak_run({}, {"/bin/sh", "-c", "cat /proc/$PPID/comm"});
+  ASSERT_EQ(name.exit_code, 0) << name.err;
+  EXPECT_EQ(name.out.substr(0, name.out.find('\n')), "tleak");
+
   // A user who chose the tunable keeps their choice, and tleak does not re-execute.
   const auto chosen = run_process("/usr/bin/env", {"GLIBC_TUNABLES=glibc.malloc.hugetlb=0", "/bin/sh", "-c", run_tleak});
   ASSERT_EQ(chosen.exit_code, 0) << chosen.err;
