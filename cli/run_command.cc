@@ -46,6 +46,8 @@ struct RunArgs {
   std::string max_live;
   std::string snapshot_signal;
   std::string focus;
+  std::size_t max_sites = diagnosis::kDefaultMaxSites;
+  bool max_sites_given = false;
 };
 
 // The arguments that reproduce this run in a child (for --valgrind), without output options.
@@ -132,6 +134,7 @@ int run_program_command(const RunArgs& args) {
   options.python_path = python_module_dir();
   options.focus = args.focus;
   options.stack_depth = args.stack_depth;
+  options.max_sites = args.max_sites;
   if (!args.sample_every.empty()) options.sample_seconds = parse_duration("--sample-every", args.sample_every);
   if (!args.max_live.empty()) options.max_live_bytes = parse_size("--max-live", args.max_live);
   if (!args.snapshot_signal.empty()) options.snapshot_signal = parse_signal("--snapshot-signal", args.snapshot_signal);
@@ -232,6 +235,11 @@ Command add_run_command(CLI::App& app) {
   sub->add_option("--focus", args->focus,
                   "With -- COMMAND: files under this path prefix are your code, for site labels (default: "
                   "every Python file outside the standard library and installed packages)");
+  sub->add_option("--max-sites", args->max_sites,
+                  "With -- COMMAND: list at most N sites; every leak, growth and retained site is listed, "
+                  "the smaller bounded ones past N are added up in omitted_sites (default 1000)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{10'000'000}))
+      ->each([args](const std::string&) { args->max_sites_given = true; });
   sub->add_option("--snapshot-signal", args->snapshot_signal,
                   "With -- COMMAND: the signal that, sent to tleak, writes a snapshot report (default USR2)");
 
@@ -242,8 +250,8 @@ Command add_run_command(CLI::App& app) {
       throw UsageError("run: name a scenario (tleak list) or a program after -- (tleak run -- COMMAND ARGS...)");
     }
     for (const std::string* option : {&args->sample_every, &args->max_live, &args->snapshot_signal, &args->focus}) {
-      if (!option->empty()) {
-        throw UsageError("run: --sample-every, --max-live, --snapshot-signal and --focus need -- COMMAND");
+      if (!option->empty() || args->max_sites_given) {
+        throw UsageError("run: --sample-every, --max-live, --max-sites, --snapshot-signal and --focus need -- COMMAND");
       }
     }
     // An option an untracked run cannot honour is refused, not silently ignored.

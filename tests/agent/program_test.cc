@@ -261,6 +261,40 @@ TEST_F(ProgramRun, ExitFromASignalHandlerNeverHangs) {
   }
 }
 
+TEST_F(ProgramRun, MaxSitesListsEveryFindingAndTheLargestBoundedSites) {
+  ASSERT_EQ(tleak_run({}, {program("growth"), "leaky"}).exit_code, 0);
+  const Json all = report_;
+  std::vector<std::int64_t> bounded_peaks;
+  for (const Json& s : all["sites"]) {
+    if (s["verdict"] == "bounded") bounded_peaks.push_back(s["peak_live_bytes"].get<std::int64_t>());
+  }
+  ASSERT_GE(bounded_peaks.size(), 2u);  // something to leave out
+  std::sort(bounded_peaks.rbegin(), bounded_peaks.rend());
+
+  // The limit counts every listed site, findings first: the growth site and the largest bounded one.
+  ASSERT_EQ(tleak_run({"--max-sites", "2"}, {program("growth"), "leaky"}).exit_code, 0);
+  int findings = 0, bounded = 0;
+  for (const Json& s : report_["sites"]) {
+    if (s["verdict"] == "bounded") {
+      ++bounded;
+      EXPECT_EQ(s["peak_live_bytes"], bounded_peaks[0]);
+    } else {
+      ++findings;
+    }
+  }
+  EXPECT_EQ(findings, static_cast<int>(all["sites"].size() - bounded_peaks.size()));
+  EXPECT_EQ(bounded, 1);
+  EXPECT_EQ(report_["omitted_sites"]["sites"], bounded_peaks.size() - 1);
+  EXPECT_EQ(report_["omitted_sites"]["largest_peak_live_bytes"], bounded_peaks[1]);
+  EXPECT_EQ(report_["totals"], all["totals"]);
+
+  for (const std::string bad : {"0", "-1", "10000001", "many"}) {
+    const auto r = tleak_run({"--max-sites", bad}, {program("growth"), "leaky"});
+    EXPECT_EQ(r.exit_code, 2) << bad;
+    EXPECT_NE(r.err.find("--max-sites"), std::string::npos) << r.err;
+  }
+}
+
 // tleak re-executes itself with glibc's huge-page tunable for its own heap (cli/huge_page_heap.h);
 // the program must still get the environment the user gave tleak, GLIBC_TUNABLES included.
 TEST_F(ProgramRun, TheProgramGetsTheUsersEnvironmentWhateverTleakSetForItself) {

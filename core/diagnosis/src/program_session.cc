@@ -256,7 +256,7 @@ Report run_program(const ProgramOptions& o) {
     out.run.program = info;
     Symbolizer symbolizer(source.modules());
     fill_report(out, rec, o.thresholds, {}, [&source](SiteId s) { return source.stack(s); },
-                [&](std::uintptr_t word) { return source.resolve(word, symbolizer); }, o.focus);
+                [&](std::uintptr_t word) { return source.resolve(word, symbolizer); }, o.focus, o.max_sites);
     out.run.duration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   };
   source.on_snapshot = [&](const std::string& name) {

@@ -12,6 +12,7 @@
 
 #include "tleak/diagnosis/classifier.h"
 #include "tleak/diagnosis/report.h"
+#include "tleak/diagnosis/report_builder.h"
 
 namespace tleak::diagnosis {
 
@@ -31,6 +32,7 @@ struct ProgramOptions {
   ClassifierOptions thresholds;
   std::string python_path;  // appended to the program's PYTHONPATH (the marks module's directory)
   std::string focus;  // path prefix of the user's code, for site labels (default: not a library)
+  std::size_t max_sites = kDefaultMaxSites;  // sites listed in a report (bounded ones past it added up)
   // A snapshot's report, as the program asked for it (tleak_snapshot) or the signal did.
   std::function<void(const Report&)> on_snapshot;
 };

@@ -24,7 +24,9 @@ using FrameResolver = std::function<Frame(std::uintptr_t)>;
 // a path prefix that marks the user's code for site labels (site_label).
 // `max_sites`: bounded sites past this many (the smallest peaks) are added up in omitted_sites
 // instead of listed; leak, growth and retained sites always are.
-inline constexpr std::size_t kDefaultMaxSites = 10000;
+// A thousand: more than anyone reads, and a program that makes hundreds of thousands of stacks
+// (importing PyTorch) would otherwise spend most of its report on sites of a few bytes.
+inline constexpr std::size_t kDefaultMaxSites = 1000;
 void fill_report(Report& report, const Recording& recording, const ClassifierOptions& options,
                  const std::vector<AllocatorStats>& stats, const SiteStack& stack, const FrameResolver& resolve,
                  const std::string& focus = "", std::size_t max_sites = kDefaultMaxSites);
