@@ -7,73 +7,19 @@
 #include <cstring>
 #include <vector>
 
+#include "agent_messages.h"
 #include "tleak/agent/protocol.h"
 
 namespace tleak::diagnosis {
 namespace {
 
 namespace agent = tleak::agent;
-
-// Appends `record` (its header's size set here) and `tail` words to a message.
-class Message {
- public:
-  template <class Record>
-  Message& add(Record record, const std::vector<std::uint64_t>& tail = {}) {
-    record.header.size = static_cast<std::uint32_t>(sizeof record + tail.size() * 8);
-    const auto* head = reinterpret_cast<const unsigned char*>(&record);
-    const auto* words = reinterpret_cast<const unsigned char*>(tail.data());
-    bytes_.insert(bytes_.end(), head, head + sizeof record);
-    bytes_.insert(bytes_.end(), words, words + tail.size() * 8);
-    return *this;
-  }
-  std::span<const unsigned char> bytes() const { return bytes_; }
-
- private:
-  std::vector<unsigned char> bytes_;
-};
-
-agent::HelloRecord hello() {
-  agent::HelloRecord h{};
-  h.header.kind = agent::RecordKind::kHello;
-  h.magic = agent::kProtocolMagic;
-  h.version = agent::kProtocolVersion;
-  h.pid = 42;
-  h.stack_depth = 2;
-  return h;
-}
-
-agent::SiteRecord site(std::uint32_t id, std::uint32_t depth) {
-  agent::SiteRecord s{};
-  s.header.kind = agent::RecordKind::kSite;
-  s.site = id;
-  s.depth = depth;
-  return s;
-}
-
-agent::AllocRecord alloc(std::uint64_t ns, std::uint64_t address, std::uint64_t size, std::uint32_t site_id) {
-  agent::AllocRecord a{};
-  a.header.kind = agent::RecordKind::kAlloc;
-  a.ns = ns;
-  a.address = address;
-  a.size = size;
-  a.site = site_id;
-  return a;
-}
-
-agent::FreeRecord free_of(std::uint64_t ns, std::uint64_t address) {
-  agent::FreeRecord f{};
-  f.header.kind = agent::RecordKind::kFree;
-  f.ns = ns;
-  f.address = address;
-  return f;
-}
-
-agent::FenceRecord mark(std::uint64_t sequence) {
-  agent::FenceRecord f{};
-  f.header.kind = agent::RecordKind::kMark;
-  f.sequence = sequence;
-  return f;
-}
+using tleak::testing::alloc;
+using tleak::testing::free_of;
+using tleak::testing::hello;
+using tleak::testing::mark;
+using tleak::testing::Message;
+using tleak::testing::site;
 
 TEST(AgentSource, RecordsOfTwoThreadsArePutBackInTimeOrder) {
   AgentSource source;

@@ -1,0 +1,41 @@
+// tleak's decoder of the agent's stream (AgentSource) on arbitrary messages. The agent lives in the
+// user's process, whose memory errors can reach its buffers: a malformed stream must end in
+// StreamError (the run's report says the stream broke), never in a crash, a sanitizer error or
+// another exception, and whatever it accepts must make a report whose figures add up.
+#include <cstdint>
+#include <cstdlib>
+#include <vector>
+
+#include "agent_stream.h"
+#include "tleak/diagnosis/agent_source.h"
+#include "tleak/diagnosis/report_builder.h"
+
+using namespace tleak::diagnosis;
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  AgentSource source;
+  try {
+    bool listed = false;
+    tleak::fuzz::for_each_message(data, size, [&](std::span<const unsigned char> message) {
+      source.consume(message);
+      // What tleak's program session does when the agent waits at exit: send the live list.
+      if (source.exit_requested() && !listed) {
+        (void)source.live_list();
+        listed = true;
+      }
+    });
+    const Recording recording = source.finish();
+    tleak::Symbolizer no_files(std::vector<tleak::ModuleInfo>{});  // never opens the paths of the input
+    Report report;
+    fill_report(report, recording, ClassifierOptions{}, {}, [&](tleak::SiteId s) { return source.stack(s); },
+                [&](std::uintptr_t word) { return source.resolve(word, no_files); });
+    std::int64_t leaked = 0, reachable = report.omitted_sites.reachable_at_exit_bytes;
+    for (const SiteReport& site : report.sites) {
+      leaked += site.leaked_bytes;
+      reachable += site.reachable_at_exit_bytes;
+    }
+    if (leaked != report.totals.leaked_bytes || reachable != report.totals.reachable_at_exit_bytes) std::abort();
+  } catch (const StreamError&) {
+  }
+  return 0;
+}
