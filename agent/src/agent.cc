@@ -214,6 +214,8 @@ void exit_handshake() {
 
 bool active() { return g_status.load(std::memory_order_relaxed) == kOn && !t_inside; }
 
+bool inside_agent() { return t_inside; }
+
 namespace {
 
 struct NewPythonFrame {
@@ -297,11 +299,7 @@ void record_alloc(const void* address, std::size_t size) {
   if (buffer != nullptr) {
     std::uintptr_t frames[kMaxFrames];
     // Skip the interposed function: the first frame is where the program called it.
-    int depth = 0;
-    if (g_stack_depth > 0) {
-      UnwinderScope unwinding;
-      depth = detail::capture_stack(frames, g_stack_depth, 2);
-    }
+    const int depth = g_stack_depth == 0 ? 0 : detail::capture_stack(frames, g_stack_depth, 2);
     const auto* words = reinterpret_cast<const std::uint64_t*>(frames);
     auto d = static_cast<std::uint32_t>(depth);
     std::uint64_t mixed[kMaxFrames];

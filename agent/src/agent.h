@@ -23,5 +23,8 @@ void record_free_at(const void* address, std::uint64_t ns);
 void fence(RecordKind kind, const char* name);
 
 bool active();
+// Whether this thread is running the agent's own code (libunwind's calls while it captures a
+// stack are; a signal handler that interrupted the agent is too).
+bool inside_agent();
 
 }  // namespace tleak::agent

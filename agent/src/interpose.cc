@@ -94,7 +94,7 @@ TLEAK_EXPORT void* pvalloc(size_t size) {
 
 // libunwind's own calls while it captures a stack for the agent are not made (unwinder_signals.h).
 TLEAK_EXPORT int sigprocmask(int how, const sigset_t* set, sigset_t* old) noexcept {
-  if (agent::is_unwinder_mask_call(__builtin_return_address(0))) return 0;
+  if (agent::inside_agent() && agent::is_unwinder_code(__builtin_return_address(0))) return 0;
   return agent::real_sigprocmask(how, set, old);
 }
 

@@ -19,8 +19,6 @@ SigprocmaskFn g_next_sigprocmask = nullptr;
 // libunwind's executable segment; empty until found.
 std::uintptr_t g_unwinder_start = 0, g_unwinder_end = 0;
 
-__thread bool t_capturing __attribute__((tls_model("initial-exec"))) = false;
-
 int find_unwinder_code(dl_phdr_info* info, size_t, void* probe_arg) {
   const auto probe = reinterpret_cast<std::uintptr_t>(probe_arg);
   for (int i = 0; i < info->dlpi_phnum; ++i) {
@@ -51,12 +49,9 @@ void unwinder_signals_init() {
   dl_iterate_phdr(find_unwinder_code, reinterpret_cast<void*>(&unw_backtrace));
 }
 
-UnwinderScope::UnwinderScope() { t_capturing = true; }
-UnwinderScope::~UnwinderScope() { t_capturing = false; }
-
-bool is_unwinder_mask_call(const void* caller) {
+bool is_unwinder_code(const void* caller) {
   const auto at = reinterpret_cast<std::uintptr_t>(caller);
-  return t_capturing && at >= g_unwinder_start && at < g_unwinder_end;
+  return at >= g_unwinder_start && at < g_unwinder_end;
 }
 
 int real_sigprocmask(int how, const sigset_t* set, sigset_t* old) {

@@ -13,18 +13,11 @@ namespace tleak::agent {
 // Finds libunwind's code and gives it per-thread caches. Call once, at start-up of a tracked process.
 void unwinder_signals_init();
 
-// Marks this thread as capturing a stack for the agent while in scope.
-class UnwinderScope {
- public:
-  UnwinderScope();
-  ~UnwinderScope();
-  UnwinderScope(const UnwinderScope&) = delete;
-  UnwinderScope& operator=(const UnwinderScope&) = delete;
-};
-
-// Whether a sigprocmask call from `caller` is libunwind's, made in an UnwinderScope. A signal
-// handler that runs meanwhile and calls sigprocmask itself is not libunwind: it gets the real one.
-bool is_unwinder_mask_call(const void* caller);
+// Whether `caller` is in libunwind's code. With inside_agent() (agent.h): a call libunwind makes
+// while it captures a stack for the agent (nothing else of the agent calls libunwind). A signal
+// handler that interrupts a capture and calls sigprocmask itself is not libunwind: it gets the
+// real one.
+bool is_unwinder_code(const void* caller);
 
 // The sigprocmask the program would have called without tleak.
 int real_sigprocmask(int how, const sigset_t* set, sigset_t* old);

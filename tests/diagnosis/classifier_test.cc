@@ -359,6 +359,28 @@ TEST(Classifier, PastTheLimitTheSmallestBoundedSitesAreAddedUp) {
   EXPECT_EQ(one.omitted.sites, 6u);
 }
 
+// A site whose leaked bytes are under the leak threshold is bounded, yet never added up with the
+// omitted ones (which carry no leaked bytes): the leaked total stays that of the listed sites.
+TEST(Classifier, ASiteWithLeakedBytesIsListedWhateverTheLimit) {
+  SyntheticRun run;
+  for (std::uint32_t site = 1; site <= 4; ++site) run.free(run.allocate(site, 1000 * site));  // bounded
+  run.allocate(5, 10);  // never freed: 10 bytes leaked, the smallest peak of all
+  for (int i = 0; i < 3; ++i) {
+    run.tick();
+    run.mark();
+  }
+  ClassifierOptions options;
+  options.leak_min_bytes = 100;
+  const Diagnosis d = classify(run.finish(), options, 2);
+  ASSERT_EQ(d.sites.size(), 2u);
+  EXPECT_EQ(d.sites[0].site, SiteId(4));  // the largest bounded peak first
+  EXPECT_EQ(d.sites[1].site, SiteId(5));
+  EXPECT_EQ(d.sites[1].verdict, Verdict::kBounded);
+  EXPECT_EQ(d.sites[1].leaked_bytes, 10);
+  EXPECT_EQ(d.omitted.sites, 3u);  // sites 1-3
+  EXPECT_EQ(d.omitted.largest_peak_live_bytes, 3000);
+}
+
 }  // namespace
 }  // namespace tleak::diagnosis
 

@@ -387,6 +387,7 @@ Diagnosis classify(const Recording& rec, const ClassifierOptions& options, std::
     std::uint32_t index;    // into rec.sites
     std::int32_t own_fit;   // into own_fits, or -1 for the flat fit
     Verdict verdict;
+    bool must_list;         // not bounded, or with leaked bytes (below the leak threshold)
     double key;
   };
   const auto key = [](Verdict verdict, std::int64_t leaked, const GrowthFigures& g, const RetainedFigures& r,
@@ -400,7 +401,6 @@ Diagnosis classify(const Recording& rec, const ClassifierOptions& options, std::
     return 0;
   };
   std::vector<Judged> judged;
-  std::size_t unbounded = 0;
   for (std::size_t i = 0; i < rec.sites.size(); ++i) {
     const SiteRecord& s = rec.sites[i];
     if (s.allocations == 0) continue;
@@ -423,8 +423,8 @@ Diagnosis classify(const Recording& rec, const ClassifierOptions& options, std::
     } else if (is_retained(retained, options)) {
       verdict = Verdict::kRetained;
     }
-    unbounded += verdict != Verdict::kBounded;
     judged.push_back({static_cast<std::uint32_t>(i), own_fit, verdict,
+                      verdict != Verdict::kBounded || leaked_bytes[i] > 0,
                       key(verdict, leaked_bytes[i], growth, retained, s.peak_live_bytes)});
   }
 
@@ -434,20 +434,23 @@ Diagnosis classify(const Recording& rec, const ClassifierOptions& options, std::
     if (a.key != b.key) return a.key > b.key;
     return a.index < b.index;
   };
-  // Past `max_findings`, the smallest bounded sites are only added up.
-  const std::size_t keep = std::max(max_findings, unbounded);
+  // Past `max_findings`, the smallest bounded sites are only added up. Sites that must be listed
+  // come first, so that the totals of leaked bytes are always those of the listed sites.
+  const auto omittable = std::partition(judged.begin(), judged.end(), [](const Judged& j) { return j.must_list; });
+  const std::size_t keep = std::max(max_findings, static_cast<std::size_t>(omittable - judged.begin()));
   if (judged.size() > keep) {
-    std::nth_element(judged.begin(), judged.begin() + static_cast<std::ptrdiff_t>(keep), judged.end(), worse);
+    std::nth_element(omittable, judged.begin() + static_cast<std::ptrdiff_t>(keep), judged.end(), worse);
+    const bool judged_at_end = rec.end == RunEnd::kExitScan || rec.end == RunEnd::kTeardown;
+    OmittedSites& o = d.omitted;
     for (auto it = judged.begin() + static_cast<std::ptrdiff_t>(keep); it != judged.end(); ++it) {
       const SiteRecord& s = rec.sites[it->index];
-      OmittedFindings& o = d.omitted;
       ++o.sites;
       o.allocations += s.allocations;
       o.frees += s.frees;
       o.bytes_allocated += static_cast<std::int64_t>(s.bytes_allocated);
       o.largest_peak_live_bytes = std::max(o.largest_peak_live_bytes, s.peak_live_bytes);
       o.final_live_bytes += s.last_mark_live_bytes;
-      o.unfreed_bytes += unfreed_bytes[it->index];
+      (judged_at_end ? o.reachable_at_exit_bytes : o.unjudged_at_exit_bytes) += unfreed_bytes[it->index];
     }
     judged.resize(keep);
   }

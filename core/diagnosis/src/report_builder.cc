@@ -71,16 +71,8 @@ void fill_findings(Report& report, const Recording& rec, const Diagnosis& diagno
   const bool judged = rec.end == RunEnd::kExitScan || rec.end == RunEnd::kTeardown;
 
   Summary& summary = report.summary;
-  const OmittedFindings& omitted = diagnosis.omitted;
-  OmittedSites& o = report.omitted_sites;
-  o.sites = omitted.sites;
-  o.allocations = omitted.allocations;
-  o.frees = omitted.frees;
-  o.bytes_allocated = omitted.bytes_allocated;
-  o.largest_peak_live_bytes = omitted.largest_peak_live_bytes;
-  o.final_live_bytes = omitted.final_live_bytes;
-  (judged ? o.reachable_at_exit_bytes : o.unjudged_at_exit_bytes) = omitted.unfreed_bytes;
-  summary.bounded_sites = omitted.sites;
+  report.omitted_sites = diagnosis.omitted;
+  summary.bounded_sites = diagnosis.omitted.sites;
   for (const SiteFinding& f : diagnosis.sites) {
     summary.leak_sites += f.verdict == Verdict::kLeak;
     summary.growth_sites += f.verdict == Verdict::kGrowth;

@@ -103,19 +103,22 @@ struct SiteFinding {
   std::vector<std::int64_t> mark_live_bytes;
 };
 
-// The bounded sites classify() added up instead of listing.
-struct OmittedFindings {
+// The bounded sites classify() added up instead of listing (a report's omitted_sites). Their
+// bytes still allocated at the end are reachable at exit when the run was judged (an exit scan or
+// a teardown), unjudged otherwise; a site with leaked bytes is always listed.
+struct OmittedSites {
   std::uint64_t sites = 0;
   std::uint64_t allocations = 0, frees = 0;
   std::int64_t bytes_allocated = 0;
   std::int64_t largest_peak_live_bytes = 0;  // the largest peak of any one of them
   std::int64_t final_live_bytes = 0;
-  std::int64_t unfreed_bytes = 0;
+  std::int64_t reachable_at_exit_bytes = 0;
+  std::int64_t unjudged_at_exit_bytes = 0;
 };
 
 struct Diagnosis {
   std::vector<SiteFinding> sites;  // worst first
-  OmittedFindings omitted;
+  OmittedSites omitted;
   GrowthFigures total_growth;      // of all live bytes together
   RetainedFigures total_retained;
 };

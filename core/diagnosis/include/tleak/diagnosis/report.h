@@ -131,19 +131,6 @@ struct MemcheckFigures {
   std::string agreement;  // one sentence
 };
 
-// The bounded sites a report leaves out past its site limit, added up. A program can have hundreds
-// of thousands of sites (a library's static initializers each allocate from their own code): every
-// leak, growth and retained site is always listed, and the largest bounded ones up to the limit.
-struct OmittedSites {
-  std::uint64_t sites = 0;
-  std::uint64_t allocations = 0, frees = 0;
-  std::int64_t bytes_allocated = 0;
-  std::int64_t largest_peak_live_bytes = 0;  // the largest peak of any one of them
-  std::int64_t final_live_bytes = 0;
-  std::int64_t reachable_at_exit_bytes = 0;
-  std::int64_t unjudged_at_exit_bytes = 0;
-};
-
 // Past this many listed sites a report is large: written on one line, and a site whose live bytes
 // were the same at every sample leaves live_bytes_at_samples empty (schema says so).
 inline constexpr std::size_t kLargeReportSites = 1000;
