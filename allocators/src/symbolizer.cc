@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <deque>
 #include <iterator>
 #include <string_view>
 #include <vector>
@@ -43,22 +44,49 @@ struct Symbolizer::Dwarf {
     callbacks.section_address = dwfl_offline_section_address;
     callbacks.debuginfo_path = &debuginfo_path;
     dwfl = dwfl_begin(&callbacks);
-    if (dwfl == nullptr) return;
-    dwfl_report_begin(dwfl);
+    add(modules);
+  }
+  // Reports the modules not reported yet (same path at the same place).
+  void add(const std::vector<ModuleInfo>& modules) {
+    if (dwfl == nullptr || own_process) return;
+    dwfl_report_begin_add(dwfl);
     for (const ModuleInfo& m : modules) {
       if (m.path.empty() || m.path[0] != '/') continue;  // the vdso and anything not on disk
+      const auto same = [&](const ModuleInfo& o) { return o.start == m.start && o.path == m.path; };
+      if (std::any_of(reported.begin(), reported.end(), same)) continue;
+      reported.push_back(m);
       Dwfl_Module* module = dwfl_report_elf(dwfl, m.path.c_str(), m.path.c_str(), -1, m.load_bias, false);
-      if (module == nullptr || m.build_id.empty()) continue;
-      const unsigned char* bits = nullptr;
-      GElf_Addr vaddr = 0;
-      const int n = dwfl_module_build_id(module, &bits, &vaddr);
-      if (n > 0 && std::string_view(reinterpret_cast<const char*>(bits), static_cast<std::size_t>(n)) != m.build_id) {
-        // Rebuilt since the run: its symbols would name the wrong code (symbolize() skips it).
-        stale.push_back(m);
+      if (module == nullptr) continue;
+      if (!m.build_id.empty()) {
+        const unsigned char* bits = nullptr;
+        GElf_Addr vaddr = 0;
+        const int n = dwfl_module_build_id(module, &bits, &vaddr);
+        if (n > 0 && std::string_view(reinterpret_cast<const char*>(bits), static_cast<std::size_t>(n)) != m.build_id) {
+          // Rebuilt since the run: its symbols would name the wrong code (symbolize() skips it).
+          stale.push_back(m);
+          continue;
+        }
       }
+      unprepared.push_back(module);
     }
     dwfl_report_end(dwfl, nullptr, nullptr);
   }
+  // Reads one module's symbol table and debug info, the slow part of its first lookup.
+  bool prepare_next() {
+    while (!unprepared.empty()) {
+      Dwfl_Module* module = unprepared.front();
+      unprepared.pop_front();
+      Dwarf_Addr base = 0;
+      if (dwfl_module_info(module, nullptr, &base, nullptr, nullptr, nullptr, nullptr, nullptr) == nullptr) continue;
+      function_at(module, base);
+      Dwarf_Addr bias = 0;
+      dwfl_module_getdwarf(module, &bias);
+      return true;
+    }
+    return false;
+  }
+  std::vector<ModuleInfo> reported;
+  std::deque<Dwfl_Module*> unprepared;
   std::vector<ModuleInfo> stale;
 
   // libdw finds a symbol by scanning the whole symbol table each time; a program's report asks for
@@ -151,6 +179,10 @@ struct Symbolizer::Dwarf {
 Symbolizer::Symbolizer() : dwarf_(std::make_unique<Dwarf>()) {}
 Symbolizer::Symbolizer(const std::vector<ModuleInfo>& modules) : dwarf_(std::make_unique<Dwarf>(modules)) {}
 Symbolizer::~Symbolizer() = default;
+
+void Symbolizer::add_modules(const std::vector<ModuleInfo>& modules) { dwarf_->add(modules); }
+
+bool Symbolizer::prepare_next_module() { return dwarf_->prepare_next(); }
 
 const Frame& Symbolizer::symbolize(std::uintptr_t return_address) {
   if (const auto hit = cache_.find(return_address); hit != cache_.end()) return hit->second;

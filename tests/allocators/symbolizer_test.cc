@@ -2,7 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <link.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 namespace tleak {
 namespace {
@@ -39,6 +45,61 @@ TEST(Symbolizer, UnknownAddressesAreMarkedNotInvented) {
   EXPECT_EQ(frame.function, "??");
   EXPECT_TRUE(frame.module.empty());
   EXPECT_EQ(frame.line, 0);
+}
+
+// This process's modules as a recording would give them (no build ids: none to check).
+std::vector<ModuleInfo> own_modules() {
+  std::vector<ModuleInfo> modules;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, std::size_t, void* out) {
+        ModuleInfo m;
+        m.path = info->dlpi_name != nullptr ? info->dlpi_name : "";
+        if (m.path.empty()) {
+          char exe[4096] = {};
+          const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+          m.path = std::string(exe, n > 0 ? static_cast<std::size_t>(n) : 0);
+        }
+        m.load_bias = info->dlpi_addr;
+        m.start = ~std::uintptr_t{0};
+        for (int i = 0; i < info->dlpi_phnum; ++i) {
+          if (info->dlpi_phdr[i].p_type != PT_LOAD) continue;
+          const std::uintptr_t begin = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
+          m.start = std::min(m.start, begin);
+          m.end = std::max(m.end, begin + info->dlpi_phdr[i].p_memsz);
+        }
+        static_cast<std::vector<ModuleInfo>*>(out)->push_back(m);
+        return 0;
+      },
+      &modules);
+  return modules;
+}
+
+TEST(Symbolizer, ModulesAddedAndReadAheadResolveAsThoseGivenAtOnce) {
+  const std::uintptr_t address = return_address_into_this_test();
+  const std::vector<ModuleInfo> modules = own_modules();
+  ASSERT_GT(modules.size(), 2u);
+  Symbolizer at_once(modules);
+  const Frame expected = at_once.symbolize(address);
+  ASSERT_TRUE(expected.file.ends_with("symbolizer_test.cc")) << expected.file;
+
+  Symbolizer ahead(std::vector<ModuleInfo>{});
+  EXPECT_FALSE(ahead.prepare_next_module());  // nothing added yet
+  ahead.add_modules({modules.begin(), modules.begin() + 1});
+  ahead.add_modules(modules);  // the first again, then the rest: each module once
+  std::size_t prepared = 0;
+  while (ahead.prepare_next_module()) ++prepared;
+  std::size_t on_disk = 0;
+  for (const ModuleInfo& m : modules) on_disk += !m.path.empty() && m.path[0] == '/';
+  EXPECT_EQ(prepared, on_disk);
+  ahead.add_modules(modules);
+  EXPECT_FALSE(ahead.prepare_next_module());
+
+  const Frame& frame = ahead.symbolize(address);
+  EXPECT_EQ(frame.function, expected.function);
+  EXPECT_EQ(frame.module, expected.module);
+  EXPECT_EQ(frame.file, expected.file);
+  EXPECT_EQ(frame.line, expected.line);
+  EXPECT_EQ(frame.module_offset, expected.module_offset);
 }
 
 TEST(Demangle, ReadableNamesAndPassThrough) {

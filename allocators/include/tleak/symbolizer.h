@@ -42,6 +42,13 @@ class Symbolizer {
   Symbolizer(const Symbolizer&) = delete;
   Symbolizer& operator=(const Symbolizer&) = delete;
 
+  // Adds modules a recorded process loaded since (those already known are skipped).
+  void add_modules(const std::vector<ModuleInfo>& modules);
+  // Reads the next added module's symbol table and debug info ahead of the first address in it,
+  // the slow part of resolving (libdw decompresses a separate debug file whole); false when every
+  // module is read. Lookups read a module themselves when it is not.
+  bool prepare_next_module();
+
   // `return_address` is as captured: the instruction after a call. The call itself is looked up.
   const Frame& symbolize(std::uintptr_t return_address);
   std::vector<Frame> symbolize(std::span<const std::uintptr_t> return_addresses);

@@ -99,6 +99,8 @@ void AgentSource::record(const unsigned char* at, std::uint32_t size) {
         reset();
       }
       hello_seen_ = true;
+      ++images_;
+      ++module_changes_;
       pid_ = hello.pid;
       executable_ = string_at(at + sizeof(agent::HelloRecord), size - static_cast<std::uint32_t>(sizeof(agent::HelloRecord)));
       if (hello.sample_ns > 0) sample_ns_ = hello.sample_ns;
@@ -121,7 +123,10 @@ void AgentSource::record(const unsigned char* at, std::uint32_t size) {
       const auto same = std::find_if(modules_.begin(), modules_.end(), [&](const ModuleInfo& o) {
         return o.start == info.start && o.path == info.path;
       });
-      if (same == modules_.end()) modules_.push_back(std::move(info));
+      if (same == modules_.end()) {
+        modules_.push_back(std::move(info));
+        ++module_changes_;
+      }
       return;
     }
     case RecordKind::kSite: {

@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -20,6 +21,8 @@
 
 #include "tleak/agent/protocol.h"
 #include "tleak/diagnosis/agent_source.h"
+#include "module_preparer.h"
+#include "read_pacing.h"
 #include "tleak/diagnosis/report_builder.h"
 #include "tleak/diagnosis/run_stamp.h"
 
@@ -208,6 +211,10 @@ Report run_program(const ProgramOptions& o) {
   // system's net.core.wmem_max).
   const int buffer_bytes = 8 << 20;
   setsockopt(theirs.get(), SOL_SOCKET, SO_SNDBUF, &buffer_bytes, sizeof buffer_bytes);
+  int granted_bytes = 0;
+  socklen_t granted_size = sizeof granted_bytes;
+  getsockopt(theirs.get(), SOL_SOCKET, SO_SNDBUF, &granted_bytes, &granted_size);
+  const ReadPacing pacing(static_cast<std::size_t>(std::max(granted_bytes, 0)));
   Fd control_fd(static_cast<int>(syscall(SYS_memfd_create, "tleak-control", MFD_CLOEXEC)));
   if (control_fd.get() < 0 || ftruncate(control_fd.get(), 4096) != 0) {
     throw ProgramError(std::string("memfd_create: ") + std::strerror(errno));
@@ -231,6 +238,20 @@ Report run_program(const ProgramOptions& o) {
   program.sample_seconds = o.sample_seconds;
 
   AgentSource source;
+  std::unique_ptr<ModulePreparer> preparer;
+  std::uint64_t prepared_image = 0, prepared_changes = 0;
+  const auto prepare_new_modules = [&] {
+    if (source.module_changes() == prepared_changes) return;
+    prepared_changes = source.module_changes();
+    if (preparer == nullptr) {
+      preparer = std::make_unique<ModulePreparer>();
+      prepared_image = source.images();
+    } else if (prepared_image != source.images()) {
+      preparer->stop();  // another image: its modules are not the ones the report will need
+      return;
+    }
+    preparer->add_modules(source.modules());
+  };
   bool answered_exit = false;
   bool fence_asked = false;
   const auto make_report = [&](Recording rec, Report& out, const std::optional<std::string>& snapshot) {
@@ -254,7 +275,14 @@ Report run_program(const ProgramOptions& o) {
     info.exit_scan = rec.end == RunEnd::kExitScan;
     info.exit_scan_root_bytes = info.exit_scan ? static_cast<std::int64_t>(source.reach_root_bytes()) : 0;
     out.run.program = info;
-    Symbolizer symbolizer(source.modules());
+    // The final report takes the symbolizer whose modules were read while the program ran (unless
+    // the program exec'd since it started reading: the map is another image's).
+    std::unique_ptr<Symbolizer> prepared;
+    if (!snapshot && preparer != nullptr && prepared_image == source.images()) {
+      prepared = preparer->finish(source.modules());
+    }
+    std::unique_ptr<Symbolizer> fresh = prepared ? nullptr : std::make_unique<Symbolizer>(source.modules());
+    Symbolizer& symbolizer = prepared ? *prepared : *fresh;
     fill_report(out, rec, o.thresholds, {}, [&source](SiteId s) { return source.stack(s); },
                 [&](std::uintptr_t word) { return source.resolve(word, symbolizer); }, o.focus, o.max_sites);
     out.run.duration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -274,11 +302,14 @@ Report run_program(const ProgramOptions& o) {
   };
 
   std::vector<unsigned char> message(agent::kMaxMessageBytes * 8);
+  // Returns the bytes read.
   const auto read_messages = [&](bool wait) {
+    std::size_t total = 0;
     for (;;) {
       const ssize_t got = recv(ours.get(), message.data(), message.size(), wait ? 0 : MSG_DONTWAIT);
       if (got < 0 && errno == EINTR) continue;
-      if (got <= 0) return;
+      if (got <= 0) return total;
+      total += static_cast<std::size_t>(got);
       source.consume({message.data(), static_cast<std::size_t>(got)});
       if (source.exit_requested() && !answered_exit) {
         answered_exit = true;
@@ -298,7 +329,11 @@ Report run_program(const ProgramOptions& o) {
     pollfd fds[3] = {{ours.get(), POLLIN, 0}, {signals.fd(), POLLIN, 0}, {pidfd.get(), POLLIN, 0}};
     const int n = poll(fds, pidfd.get() >= 0 ? 3 : 2, pidfd.get() >= 0 ? -1 : 100);
     if (n < 0 && errno != EINTR) break;
-    if (fds[0].revents & POLLIN) read_messages(false);
+    if (fds[0].revents & POLLIN) {
+      const std::size_t bytes = read_messages(false);
+      prepare_new_modules();
+      if (pacing.should_pause(bytes)) pacing.pause();
+    }
     if (fds[1].revents & POLLIN) {
       signalfd_siginfo info{};
       while (read(signals.fd(), &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {

@@ -62,6 +62,9 @@ class AgentSource {
 
   std::vector<std::uintptr_t> stack(SiteId site) const;
   std::vector<ModuleInfo> modules() const;
+  // Counts every change of modules(), and every process image (a hello: the start, each exec).
+  std::uint64_t module_changes() const { return module_changes_; }
+  std::uint64_t images() const { return images_; }
   // A frame word of stack(): a Python frame (resolved by the agent while it ran), or a return
   // address, which `symbolizer` resolves.
   Frame resolve(std::uintptr_t word, Symbolizer& symbolizer) const;
@@ -119,6 +122,8 @@ class AgentSource {
   std::size_t chunk_used_ = 0;  // words used in the last chunk
   std::unordered_map<std::uint32_t, Frame> python_frames_;
   std::vector<ModuleInfo> modules_;
+  std::uint64_t module_changes_ = 0;
+  std::uint64_t images_ = 0;
   bool exit_requested_ = false;
   // The reach answer: the list the agent was sent, and the bitmap as it arrives.
   mutable std::vector<std::uint64_t> sent_list_;
