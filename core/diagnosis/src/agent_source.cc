@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "lane_merge.h"
 #include "tleak/agent/protocol.h"
 
 namespace tleak::diagnosis {
@@ -37,6 +38,7 @@ void AgentSource::reset() {
   iteration_ = clock_ = next_block_ = order_ = 0;
   live_bytes_ = pending_allocated_ = 0;
   pending_.clear();
+  sort_scratch_.clear();
   live_.clear();
   site_spans_.clear();
   frame_chunks_.clear();
@@ -220,8 +222,9 @@ void AgentSource::drain_epoch() {
     if (a.is_free != b.is_free) return a.is_free;
     return a.order < b.order;
   };
-  // One thread's epoch (the common case) arrives in order already.
-  if (!std::is_sorted(pending_.begin(), pending_.end(), before)) std::sort(pending_.begin(), pending_.end(), before);
+  // Each thread's records arrive in order: one thread's epoch (the common case) is sorted already,
+  // and several threads' are their sorted buffers interleaved.
+  sort_interleaved_runs(pending_, before, sort_scratch_);
   for (const Pending& p : pending_) {
     ++clock_;
     if (p.is_free) {
