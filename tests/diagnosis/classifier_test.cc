@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <set>
 
 #include "synthetic_run.h"
 
@@ -359,6 +360,37 @@ TEST(Classifier, PastTheLimitTheSmallestBoundedSitesAreAddedUp) {
   EXPECT_EQ(one.omitted.sites, 6u);
 }
 
+// What the omitted sites still held at the end is added up too: their final live bytes, and the
+// bytes the exit scan found reachable.
+TEST(Classifier, OmittedSitesAddUpWhatTheyHeldAtExit) {
+  SyntheticRun run;
+  std::set<std::uint64_t> reachable;
+  for (std::uint32_t site = 1; site <= 6; ++site) {
+    const std::uint64_t block = run.allocate(site, 100 * site);
+    if (site <= 2) {
+      reachable.insert(block);  // held to the end, from a global say
+    } else {
+      run.free(block);
+    }
+  }
+  for (int i = 1; i <= 40; ++i) {
+    run.tick();
+    reachable.insert(run.allocate(7, 256));  // growth
+    run.mark();
+  }
+  const Diagnosis d = classify(run.finish_with_exit_scan(reachable), {}, 3);
+  ASSERT_EQ(d.sites.size(), 3u);  // the growth site and the two largest bounded ones (6, 5)
+  EXPECT_EQ(d.sites[0].verdict, Verdict::kGrowth);
+  EXPECT_EQ(d.omitted.sites, 4u);  // sites 1-4
+  EXPECT_EQ(d.omitted.allocations, 4u);
+  EXPECT_EQ(d.omitted.frees, 2u);
+  EXPECT_EQ(d.omitted.bytes_allocated, 100 + 200 + 300 + 400);
+  EXPECT_EQ(d.omitted.largest_peak_live_bytes, 400);
+  EXPECT_EQ(d.omitted.final_live_bytes, 100 + 200);
+  EXPECT_EQ(d.omitted.reachable_at_exit_bytes, 100 + 200);
+  EXPECT_EQ(d.omitted.unjudged_at_exit_bytes, 0);
+}
+
 // A site whose leaked bytes are under the leak threshold is bounded, yet never added up with the
 // omitted ones (which carry no leaked bytes): the leaked total stays that of the listed sites.
 TEST(Classifier, ASiteWithLeakedBytesIsListedWhateverTheLimit) {
@@ -408,7 +440,8 @@ TEST(Recorder, HundredThousandIterationsKeepBoundedState) {
   EXPECT_EQ(recording.mark_stride, 256u);
   for (const SiteRecord& s : recording.sites) {
     EXPECT_EQ(s.series(recording.marks.size()).size(), recording.marks.size());
-    EXPECT_LE(s.needed.values(recording.ended_at.event).size(), 512u);
+    ASSERT_TRUE(s.uses);
+    EXPECT_LE(s.uses->needed.values(recording.ended_at.event).size(), 512u);
   }
   EXPECT_LE(recording.total_needed.values(recording.ended_at.event).size(), 4096u);
   const Diagnosis d = classify(recording, {});

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <vector>
 
 #include "tleak/diagnosis/classifier.h"
@@ -50,6 +51,12 @@ class SyntheticRun {
     std::vector<BlockInfo> still_live;
     for (const auto& [id, block] : live_) still_live.push_back(block);
     return recorder_.finish({clock_, iteration_, event_ + 1}, {}, still_live);
+  }
+  // A program's end: its exit scan found the blocks `reachable` still reachable, the rest leaked.
+  Recording finish_with_exit_scan(const std::set<std::uint64_t>& reachable) {
+    std::vector<BlockInfo> leaked, unfreed;
+    for (const auto& [id, block] : live_) (reachable.contains(id) ? unfreed : leaked).push_back(block);
+    return recorder_.finish({clock_, iteration_, event_ + 1}, {}, leaked, unfreed, RunEnd::kExitScan);
   }
   Diagnosis classify(const ClassifierOptions& options = {}) {
     const Recording recording = finish();

@@ -37,11 +37,16 @@ void timeline_figures(RetainedFigures& r, const PointTimeline& needed, const Poi
 
 RetainedFigures retained_figures(const SiteRecord& s, const Recording& rec) {
   RetainedFigures r;
-  r.drag_ops_max = s.drag_ops_max;
-  r.drag_iterations_max = s.drag_iterations_max;
-  r.drag_ops_mean = s.drag_weight_bytes == 0 ? 0 : s.drag_ops_weighted_sum / static_cast<double>(s.drag_weight_bytes);
-  r.drag_share = s.lifetime_ops_weighted_sum <= 0 ? 0 : s.drag_ops_weighted_sum / s.lifetime_ops_weighted_sum;
-  timeline_figures(r, s.needed, s.dead, s.peak_live_bytes, rec);
+  if (const SiteUses* u = s.uses.get()) {
+    r.drag_ops_max = u->drag_ops_max;
+    r.drag_iterations_max = u->drag_iterations_max;
+    r.drag_ops_mean = u->drag_weight_bytes == 0 ? 0 : u->drag_ops_weighted_sum / static_cast<double>(u->drag_weight_bytes);
+    r.drag_share = u->lifetime_ops_weighted_sum <= 0 ? 0 : u->drag_ops_weighted_sum / u->lifetime_ops_weighted_sum;
+    timeline_figures(r, u->needed, u->dead, s.peak_live_bytes, rec);
+  } else {
+    static const PointTimeline kNothing(4);
+    timeline_figures(r, kNothing, kNothing, s.peak_live_bytes, rec);
+  }
   return r;
 }
 
@@ -322,6 +327,16 @@ bool flat_after_warmup(const SiteRecord& s, std::size_t marks, std::size_t first
 }
 
 // Whether SiteRecord::series() is `value` at every sample.
+// Adds one site to sums of sites (OmittedSites's, but for its largest peak).
+void add_up(OmittedSites& sum, const SiteRecord& s, std::int64_t unfreed_bytes, bool judged_at_end) {
+  ++sum.sites;
+  sum.allocations += s.allocations;
+  sum.frees += s.frees;
+  sum.bytes_allocated += static_cast<std::int64_t>(s.bytes_allocated);
+  sum.final_live_bytes += s.last_mark_live_bytes;
+  (judged_at_end ? sum.reachable_at_exit_bytes : sum.unjudged_at_exit_bytes) += unfreed_bytes;
+}
+
 bool constant_at(const SiteRecord& s, std::size_t marks, std::int64_t value) {
   if (s.varies) return std::all_of(s.mark_live_bytes.begin(), s.mark_live_bytes.end(), [&](std::int64_t v) { return v == value; });
   const bool zeros_ok = std::min(s.first_mark, marks) == 0 || value == 0;
@@ -349,16 +364,6 @@ Diagnosis classify(const Recording& rec, const ClassifierOptions& options, std::
   {
     RetainedFigures& r = d.total_retained;
     timeline_figures(r, rec.total_needed, rec.total_dead, rec.peak_live_bytes, rec);
-    double weighted = 0, weight = 0, lifetime = 0;
-    for (const SiteRecord& s : rec.sites) {
-      r.drag_ops_max = std::max(r.drag_ops_max, s.drag_ops_max);
-      r.drag_iterations_max = std::max(r.drag_iterations_max, s.drag_iterations_max);
-      weighted += s.drag_ops_weighted_sum;
-      weight += static_cast<double>(s.drag_weight_bytes);
-      lifetime += s.lifetime_ops_weighted_sum;
-    }
-    r.drag_ops_mean = weight == 0 ? 0 : weighted / weight;
-    r.drag_share = lifetime <= 0 ? 0 : weighted / lifetime;
   }
 
   std::vector<std::int64_t> leaked_bytes(rec.sites.size(), 0), leaked_blocks(rec.sites.size(), 0);
@@ -371,6 +376,7 @@ Diagnosis classify(const Recording& rec, const ClassifierOptions& options, std::
     unfreed_bytes[b.site.value()] += static_cast<std::int64_t>(b.size);
     ++unfreed_blocks[b.site.value()];
   }
+  const bool judged_at_end = rec.end == RunEnd::kExitScan || rec.end == RunEnd::kTeardown;
   const char* leak_words = rec.end == RunEnd::kExitScan ? "unreachable at exit" : "still allocated after teardown";
   const char* growth_words = rec.end == RunEnd::kTeardown ? ", freed only at teardown" : "";
 
@@ -401,9 +407,22 @@ Diagnosis classify(const Recording& rec, const ClassifierOptions& options, std::
     return 0;
   };
   std::vector<Judged> judged;
+  // Sums over every site, taken in this one pass over them (a million sites are a hundred
+  // megabytes: each pass costs its reading): the run's drag, and what omitted sites add up to.
+  double drag_weighted = 0, drag_weight = 0, lifetime_weighted = 0;
+  OmittedSites all;
   for (std::size_t i = 0; i < rec.sites.size(); ++i) {
     const SiteRecord& s = rec.sites[i];
+    if (const SiteUses* u = s.uses.get()) {
+      RetainedFigures& r = d.total_retained;
+      r.drag_ops_max = std::max(r.drag_ops_max, u->drag_ops_max);
+      r.drag_iterations_max = std::max(r.drag_iterations_max, u->drag_iterations_max);
+      drag_weighted += u->drag_ops_weighted_sum;
+      drag_weight += static_cast<double>(u->drag_weight_bytes);
+      lifetime_weighted += u->lifetime_ops_weighted_sum;
+    }
     if (s.allocations == 0) continue;
+    add_up(all, s, unfreed_bytes[i], judged_at_end);
     std::int32_t own_fit = -1;
     if (flat_after_warmup(s, marks, first_fitted, last_not_kept)) {
       if (!flat_fit) flat_fit = fit_growth(iterations, std::vector<std::int64_t>(iterations.size(), 0), rec.iterations, options);
@@ -428,6 +447,9 @@ Diagnosis classify(const Recording& rec, const ClassifierOptions& options, std::
                       key(verdict, leaked_bytes[i], growth, retained, s.peak_live_bytes)});
   }
 
+  d.total_retained.drag_ops_mean = drag_weight == 0 ? 0 : drag_weighted / drag_weight;
+  d.total_retained.drag_share = lifetime_weighted <= 0 ? 0 : drag_weighted / lifetime_weighted;
+
   // Worst first; within a verdict, the largest figure of that verdict first, then in site order.
   const auto worse = [](const Judged& a, const Judged& b) {
     if (a.verdict != b.verdict) return a.verdict > b.verdict;
@@ -440,17 +462,22 @@ Diagnosis classify(const Recording& rec, const ClassifierOptions& options, std::
   const std::size_t keep = std::max(max_findings, static_cast<std::size_t>(omittable - judged.begin()));
   if (judged.size() > keep) {
     std::nth_element(omittable, judged.begin() + static_cast<std::ptrdiff_t>(keep), judged.end(), worse);
-    const bool judged_at_end = rec.end == RunEnd::kExitScan || rec.end == RunEnd::kTeardown;
+    // What the omitted sites add up to: the sums over all less those over the kept ones (a few
+    // random reads instead of a pass); their largest peak is their largest key (they are bounded).
+    OmittedSites kept;
+    for (auto it = judged.begin(); it != judged.begin() + static_cast<std::ptrdiff_t>(keep); ++it) {
+      add_up(kept, rec.sites[it->index], unfreed_bytes[it->index], judged_at_end);
+    }
     OmittedSites& o = d.omitted;
+    o.sites = all.sites - kept.sites;
+    o.allocations = all.allocations - kept.allocations;
+    o.frees = all.frees - kept.frees;
+    o.bytes_allocated = all.bytes_allocated - kept.bytes_allocated;
+    o.final_live_bytes = all.final_live_bytes - kept.final_live_bytes;
+    o.reachable_at_exit_bytes = all.reachable_at_exit_bytes - kept.reachable_at_exit_bytes;
+    o.unjudged_at_exit_bytes = all.unjudged_at_exit_bytes - kept.unjudged_at_exit_bytes;
     for (auto it = judged.begin() + static_cast<std::ptrdiff_t>(keep); it != judged.end(); ++it) {
-      const SiteRecord& s = rec.sites[it->index];
-      ++o.sites;
-      o.allocations += s.allocations;
-      o.frees += s.frees;
-      o.bytes_allocated += static_cast<std::int64_t>(s.bytes_allocated);
-      o.largest_peak_live_bytes = std::max(o.largest_peak_live_bytes, s.peak_live_bytes);
-      o.final_live_bytes += s.last_mark_live_bytes;
-      (judged_at_end ? o.reachable_at_exit_bytes : o.unjudged_at_exit_bytes) += unfreed_bytes[it->index];
+      o.largest_peak_live_bytes = std::max(o.largest_peak_live_bytes, static_cast<std::int64_t>(it->key));
     }
     judged.resize(keep);
   }

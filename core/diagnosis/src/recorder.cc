@@ -29,7 +29,8 @@ std::size_t Recorder::allocator_index(AllocatorId allocator) const {
 SiteRecord& Recorder::site(SiteId id, std::size_t allocator) {
   auto& sites = recording_.sites;
   while (sites.size() <= id.value()) {
-    sites.emplace_back(SiteId(static_cast<std::uint32_t>(sites.size())), limits_.site_points);
+    sites.emplace_back(SiteId(static_cast<std::uint32_t>(sites.size())));
+    if (limits_.uses_reported) sites.back().uses.emplace(limits_.site_points);
     // A site first seen now had nothing live at every earlier sample.
     sites.back().first_mark = recording_.marks.size();
     sites.back().allocator = allocator;
@@ -50,7 +51,7 @@ void Recorder::on_allocate(const BlockInfo& block) {
   s.peak_live_bytes = std::max(s.peak_live_bytes, s.live_bytes);
   touch(s);
   if (limits_.uses_reported) {
-    s.needed.add_from(t, size);
+    s.uses->needed.add_from(t, size);
     recording_.total_needed.add_from(t, size);
   }
   ++recording_.allocations;
@@ -74,19 +75,20 @@ void Recorder::on_free(const FreeEvent& event) {
   touch(s);
   if (limits_.uses_reported) {
     // Needed through its last use (never used: only at its allocation).
-    s.needed.add_from(block.last_use.event + 1, -size);
+    SiteUses& u = *s.uses;
+    u.needed.add_from(block.last_use.event + 1, -size);
     recording_.total_needed.add_from(block.last_use.event + 1, -size);
     const std::uint64_t drag_ops = event.freed.clock - block.last_use.clock;
     const std::uint64_t drag_iterations = event.freed.iteration - block.last_use.iteration;
-    s.drag_ops_max = std::max(s.drag_ops_max, drag_ops);
-    s.drag_iterations_max = std::max(s.drag_iterations_max, drag_iterations);
-    s.drag_ops_weighted_sum += static_cast<double>(block.size) * static_cast<double>(drag_ops);
-    s.lifetime_ops_weighted_sum +=
+    u.drag_ops_max = std::max(u.drag_ops_max, drag_ops);
+    u.drag_iterations_max = std::max(u.drag_iterations_max, drag_iterations);
+    u.drag_ops_weighted_sum += static_cast<double>(block.size) * static_cast<double>(drag_ops);
+    u.lifetime_ops_weighted_sum +=
         static_cast<double>(block.size) * static_cast<double>(event.freed.clock - block.allocated.clock);
-    s.drag_weight_bytes += block.size;
+    u.drag_weight_bytes += block.size;
     // Held dead from the event after its last use until its free, if an op began in between.
     if (drag_ops > 0) {
-      s.dead.add_interval(block.last_use.event + 1, event.freed.event - 1, size);
+      u.dead.add_interval(block.last_use.event + 1, event.freed.event - 1, size);
       recording_.total_dead.add_interval(block.last_use.event + 1, event.freed.event - 1, size);
     }
   }
@@ -216,12 +218,12 @@ Recording Recorder::finish(Stamp at, const std::vector<AllocatorStats>& stats,
     if (limits_.uses_reported) {
       // Nothing frees it: dead from its last use to the end of the run.
       const auto size = static_cast<std::int64_t>(block.size);
-      SiteRecord& s = site(block.site, a);
-      s.needed.add_from(block.last_use.event + 1, -size);
+      SiteUses& u = *site(block.site, a).uses;
+      u.needed.add_from(block.last_use.event + 1, -size);
       recording_.total_needed.add_from(block.last_use.event + 1, -size);
-      s.dead.add_interval(block.last_use.event + 1, at.event, size);
-      s.drag_ops_weighted_sum += static_cast<double>(block.size) * static_cast<double>(at.clock - block.last_use.clock);
-      s.lifetime_ops_weighted_sum += static_cast<double>(block.size) * static_cast<double>(at.clock - block.allocated.clock);
+      u.dead.add_interval(block.last_use.event + 1, at.event, size);
+      u.drag_ops_weighted_sum += static_cast<double>(block.size) * static_cast<double>(at.clock - block.last_use.clock);
+      u.lifetime_ops_weighted_sum += static_cast<double>(block.size) * static_cast<double>(at.clock - block.allocated.clock);
       recording_.total_dead.add_interval(block.last_use.event + 1, at.event, size);
     }
   }

@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tleak/allocator.h"
@@ -40,16 +41,11 @@ struct MarkSample {
   std::vector<std::int64_t> allocator_reserved_bytes;  // per registered allocator, in order
 };
 
-struct SiteRecord {
-  SiteId site;
-  std::size_t allocator = 0;  // index of the allocator of its first block
-  std::uint64_t allocations = 0;
-  std::uint64_t frees = 0;
-  std::uint64_t bytes_allocated = 0;
-  std::int64_t live_bytes = 0;
-  std::int64_t live_blocks = 0;
-  std::int64_t peak_live_bytes = 0;
-  // Drag of freed blocks (free minus last use), when the source reports uses.
+// What a site's uses tell (drag, and the bytes needed and dead over the event order), kept only
+// when the source reports uses: the tensor runtime does; a program's agent does not, and its
+// sites come by the hundred thousand, each of which would carry 120 unused bytes.
+struct SiteUses {
+  // Drag of freed blocks (free minus last use).
   std::uint64_t drag_ops_max = 0;
   std::uint64_t drag_iterations_max = 0;
   double drag_ops_weighted_sum = 0;      // sum of size * drag_ops, for the byte-weighted mean
@@ -60,6 +56,44 @@ struct SiteRecord {
   // at least one op boundary (a block freed inside the op that last used it was never held).
   PointTimeline needed;
   PointTimeline dead;
+
+  explicit SiteUses(std::size_t points) : needed(points), dead(points) {}
+};
+
+// A pointer that copies what it points to when it is copied (a recording's snapshot is a copy).
+template <class T>
+class DeepCopied {
+ public:
+  DeepCopied() = default;
+  DeepCopied(const DeepCopied& o) : p_(o.p_ ? std::make_unique<T>(*o.p_) : nullptr) {}
+  DeepCopied(DeepCopied&&) noexcept = default;
+  DeepCopied& operator=(const DeepCopied& o) {
+    p_ = o.p_ ? std::make_unique<T>(*o.p_) : nullptr;
+    return *this;
+  }
+  DeepCopied& operator=(DeepCopied&&) noexcept = default;
+  template <class... Args>
+  void emplace(Args&&... args) { p_ = std::make_unique<T>(std::forward<Args>(args)...); }
+  T* get() const { return p_.get(); }
+  T* operator->() const { return p_.get(); }
+  T& operator*() const { return *p_; }
+  explicit operator bool() const { return p_ != nullptr; }
+
+ private:
+  std::unique_ptr<T> p_;
+};
+
+struct SiteRecord {
+  SiteId site;
+  std::size_t allocator = 0;  // index of the allocator of its first block
+  std::uint64_t allocations = 0;
+  std::uint64_t frees = 0;
+  std::uint64_t bytes_allocated = 0;
+  std::int64_t live_bytes = 0;
+  std::int64_t live_blocks = 0;
+  std::int64_t peak_live_bytes = 0;
+  // Only when the source reports uses (RecorderLimits::uses_reported).
+  DeepCopied<SiteUses> uses;
   // Live bytes at the kept marks, stored only once they vary (most sites of a program never do):
   // while `mark_live_bytes` is empty the site read 0 at every kept mark before `first_mark` and
   // `flat_value` at every one from it on. series() gives the values either way.
@@ -75,7 +109,7 @@ struct SiteRecord {
   // Whether series() is the same value at every mark.
   bool flat() const { return !varies && first_mark == 0; }
 
-  SiteRecord(SiteId id, std::size_t points) : site(id), needed(points), dead(points) {}
+  explicit SiteRecord(SiteId id) : site(id) {}
 };
 
 struct LeakedBlock {
@@ -104,7 +138,7 @@ struct Recording {
   MarkSample final_mark;          // after teardown
   Stamp ended_at;  // when finish() or snapshot() was called
   // Indexed by SiteId. A deque: a program's sites arrive by the hundred thousand, and a vector
-  // would move them all (240 bytes each) every time it grew.
+  // would move them all every time it grew.
   std::deque<SiteRecord> sites;
   std::vector<std::int64_t> allocator_peak_live_bytes;
   std::vector<std::int64_t> allocator_peak_reserved_bytes;
