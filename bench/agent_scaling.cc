@@ -9,7 +9,9 @@
 //   build/release/bench/agent_scaling -- COMMAND [ARGS...]
 //     COMMAND plain and under the agent alone (12 frames): each one's seconds and the ratio
 //     (medians of 3). Against `tleak run`'s time, the rest is what tleak's parent adds.
+#include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -25,6 +27,7 @@
 #include <thread>
 #include <vector>
 
+#include "read_pacing.h"
 #include "tleak/agent/protocol.h"
 
 namespace {
@@ -70,6 +73,9 @@ double run_under_agent(const std::string& agent, const std::vector<std::string>&
   // The same room for bursts tleak gives the agent.
   const int buffer_bytes = 8 << 20;
   setsockopt(sockets[1], SOL_SOCKET, SO_SNDBUF, &buffer_bytes, sizeof buffer_bytes);
+  int granted_bytes = 0;
+  socklen_t granted_size = sizeof granted_bytes;
+  getsockopt(sockets[1], SOL_SOCKET, SO_SNDBUF, &granted_bytes, &granted_size);
   const int control = static_cast<int>(syscall(SYS_memfd_create, "control", 0));
   if (control < 0 || ftruncate(control, 4096) != 0) fail("memfd_create");
   void* mapped = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, control, 0);
@@ -91,9 +97,22 @@ double run_under_agent(const std::string& agent, const std::vector<std::string>&
     exec_command(command);
   }
   close(sockets[1]);
+  // Read as tleak's parent reads (read_pacing.h): a reader blocked on the socket would be woken by
+  // every message, a cost tleak does not have.
   std::thread reader([&] {
     std::vector<char> buffer(1 << 20);
-    while (recv(sockets[0], buffer.data(), buffer.size(), 0) > 0) {
+    const tleak::diagnosis::ReadPacing pacing(static_cast<std::size_t>(std::max(granted_bytes, 0)));
+    for (;;) {
+      std::size_t bytes = 0;
+      ssize_t got = 0;
+      while ((got = recv(sockets[0], buffer.data(), buffer.size(), MSG_DONTWAIT)) > 0) bytes += static_cast<std::size_t>(got);
+      if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR)) return;  // closed
+      if (pacing.should_pause(bytes)) {
+        pacing.pause();
+      } else {
+        pollfd readable{sockets[0], POLLIN, 0};
+        poll(&readable, 1, -1);
+      }
     }
   });
   int status = 0;
