@@ -122,7 +122,12 @@ void fence_locked(RecordKind kind, const char* name) {
   const std::uint32_t count = thread_buffer_count();
   for (std::uint32_t i = 0; i < count; ++i) thread_buffer(i)->lock.lock();
   const std::uint64_t ns = stamp();
-  for (std::uint32_t i = 0; i < count; ++i) thread_buffer(i)->send();
+  // The calling thread's records go last, with the fence in the same message: one send instead
+  // of two at every mark of a single-threaded program.
+  ThreadBuffer* own = current_thread_buffer();
+  for (std::uint32_t i = 0; i < count; ++i) {
+    if (thread_buffer(i) != own) thread_buffer(i)->send();
+  }
   alignas(8) unsigned char message[sizeof(FenceRecord) + kMaxNameBytes + 8];
   const std::uint32_t name_bytes =
       name == nullptr ? 0 : static_cast<std::uint32_t>(strnlen(name, kMaxNameBytes - 1)) + 1;
@@ -134,7 +139,12 @@ void fence_locked(RecordKind kind, const char* name) {
   record->sequence = ++g_fence_sequence;
   record->name_bytes = name_bytes;
   if (name_bytes > 0) std::memcpy(record + 1, name, name_bytes - 1);
-  send_record(message, size);
+  if (own != nullptr && own->index < count) {
+    std::memcpy(own->reserve(size), message, size);  // sends first what is there if it is full
+    own->send();
+  } else {
+    send_record(message, size);
+  }
   for (std::uint32_t i = count; i-- > 0;) thread_buffer(i)->lock.unlock();
   g_next_fence_ns.store(stamp_after(ns, g_sample_ns), std::memory_order_relaxed);
 }

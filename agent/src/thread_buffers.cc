@@ -83,6 +83,8 @@ ThreadBuffer* this_thread_buffer() {
   return buffer;
 }
 
+ThreadBuffer* current_thread_buffer() { return t_buffer; }
+
 std::uint32_t thread_buffer_count() { return g_buffer_count.load(std::memory_order_acquire); }
 ThreadBuffer* thread_buffer(std::uint32_t index) { return g_buffers[index]; }
 

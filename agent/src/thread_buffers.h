@@ -52,6 +52,8 @@ struct ThreadBuffer {
 
 // The calling thread's buffer, created or reused on first use; nullptr if none can be had.
 ThreadBuffer* this_thread_buffer();
+// The calling thread's buffer if it has one (never creates one).
+ThreadBuffer* current_thread_buffer();
 
 // Every buffer ever created (taken or not). Fences walk them in this order.
 std::uint32_t thread_buffer_count();
