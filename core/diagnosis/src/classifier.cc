@@ -328,13 +328,13 @@ bool flat_after_warmup(const SiteRecord& s, std::size_t marks, std::size_t first
 
 // Whether SiteRecord::series() is `value` at every sample.
 // Adds one site to sums of sites (OmittedSites's, but for its largest peak).
-void add_up(OmittedSites& sum, const SiteRecord& s, std::int64_t unfreed_bytes, bool judged_at_end) {
+void add_up(OmittedSites& sum, const SiteRecord& s, std::int64_t unfreed_bytes, bool judged) {
   ++sum.sites;
   sum.allocations += s.allocations;
   sum.frees += s.frees;
   sum.bytes_allocated += static_cast<std::int64_t>(s.bytes_allocated);
   sum.final_live_bytes += s.last_mark_live_bytes;
-  (judged_at_end ? sum.reachable_at_exit_bytes : sum.unjudged_at_exit_bytes) += unfreed_bytes;
+  (judged ? sum.reachable_at_exit_bytes : sum.unjudged_at_exit_bytes) += unfreed_bytes;
 }
 
 bool constant_at(const SiteRecord& s, std::size_t marks, std::int64_t value) {
@@ -376,7 +376,7 @@ Diagnosis classify(const Recording& rec, const ClassifierOptions& options, std::
     unfreed_bytes[b.site.value()] += static_cast<std::int64_t>(b.size);
     ++unfreed_blocks[b.site.value()];
   }
-  const bool judged_at_end = rec.end == RunEnd::kExitScan || rec.end == RunEnd::kTeardown;
+  const bool end_judged = judged_at_end(rec.end);
   const char* leak_words = rec.end == RunEnd::kExitScan ? "unreachable at exit" : "still allocated after teardown";
   const char* growth_words = rec.end == RunEnd::kTeardown ? ", freed only at teardown" : "";
 
@@ -422,7 +422,7 @@ Diagnosis classify(const Recording& rec, const ClassifierOptions& options, std::
       lifetime_weighted += u->lifetime_ops_weighted_sum;
     }
     if (s.allocations == 0) continue;
-    add_up(all, s, unfreed_bytes[i], judged_at_end);
+    add_up(all, s, unfreed_bytes[i], end_judged);
     std::int32_t own_fit = -1;
     if (flat_after_warmup(s, marks, first_fitted, last_not_kept)) {
       if (!flat_fit) flat_fit = fit_growth(iterations, std::vector<std::int64_t>(iterations.size(), 0), rec.iterations, options);
@@ -466,7 +466,7 @@ Diagnosis classify(const Recording& rec, const ClassifierOptions& options, std::
     // random reads instead of a pass); their largest peak is their largest key (they are bounded).
     OmittedSites kept;
     for (auto it = judged.begin(); it != judged.begin() + static_cast<std::ptrdiff_t>(keep); ++it) {
-      add_up(kept, rec.sites[it->index], unfreed_bytes[it->index], judged_at_end);
+      add_up(kept, rec.sites[it->index], unfreed_bytes[it->index], end_judged);
     }
     OmittedSites& o = d.omitted;
     o.sites = all.sites - kept.sites;

@@ -19,7 +19,7 @@ void add_blocks(const std::vector<LeakedBlock>& blocks, std::size_t allocator, s
 
 void fill_totals(Report& report, const Recording& rec, const std::vector<AllocatorStats>& stats) {
   Totals& t = report.totals;
-  const bool judged = rec.end == RunEnd::kExitScan || rec.end == RunEnd::kTeardown;
+  const bool judged = judged_at_end(rec.end);
   for (std::size_t a = 0; a < rec.allocator_names.size(); ++a) {
     AllocatorTotals at;
     at.name = rec.allocator_names[a];
@@ -68,7 +68,7 @@ void fill_findings(Report& report, const Recording& rec, const Diagnosis& diagno
   report.timeline.stride = rec.mark_stride;
   report.timeline.samples = rec.marks;
   report.timeline.after_teardown = rec.final_mark;
-  const bool judged = rec.end == RunEnd::kExitScan || rec.end == RunEnd::kTeardown;
+  const bool judged = judged_at_end(rec.end);
 
   Summary& summary = report.summary;
   report.omitted_sites = diagnosis.omitted;

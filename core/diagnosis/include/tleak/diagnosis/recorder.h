@@ -127,6 +127,9 @@ enum class RunEnd {
   kSnapshot,    // a snapshot mid-run: nothing has ended
 };
 
+// Whether blocks still allocated at such an end were judged (leaked, or reachable at exit).
+inline bool judged_at_end(RunEnd end) { return end == RunEnd::kExitScan || end == RunEnd::kTeardown; }
+
 // Everything the classifier needs, taken once the run is over.
 struct Recording {
   std::vector<std::string> allocator_names;
