@@ -13,6 +13,9 @@ namespace {
 
 constexpr std::uint64_t kChunkBytes = 64 * 1024;
 
+// Blocks per group of the scan's two-level lookup.
+constexpr std::uint64_t kGroupBlocks = 64;
+
 struct Scan {
   const LiveBlock* blocks;
   std::uint64_t n;
@@ -20,11 +23,27 @@ struct Scan {
   std::uint32_t* work;
   std::uint64_t work_size = 0;
   std::uint64_t lowest = 0, highest = 0;  // [lowest, highest): where any block lies
+  // The address of every kGroupBlocks-th block: a search of these stays in the cache, and leaves
+  // one group of contiguous blocks to search (a search of all blocks missed the cache at every
+  // step past the first few: this ran for every word of the roots and reached blocks that looks
+  // like a heap address).
+  const std::uint64_t* group_starts = nullptr;
+  std::uint64_t groups = 0;
 
   // The block containing `value`, or n.
   std::uint64_t find(std::uint64_t value) const {
     if (value < lowest || value >= highest) return n;
     std::uint64_t lo = 0, hi = n;  // first block starting after value
+    if (group_starts != nullptr) {
+      std::uint64_t g_lo = 0, g_hi = groups;  // first group starting after value
+      while (g_lo < g_hi) {
+        const std::uint64_t mid = (g_lo + g_hi) / 2;
+        if (group_starts[mid] <= value) g_lo = mid + 1; else g_hi = mid;
+      }
+      if (g_lo == 0) return n;
+      lo = (g_lo - 1) * kGroupBlocks;
+      hi = g_lo * kGroupBlocks < n ? g_lo * kGroupBlocks : n;
+    }
     while (lo < hi) {
       const std::uint64_t mid = (lo + hi) / 2;
       if (blocks[mid].address <= value) lo = mid + 1; else hi = mid;
@@ -184,14 +203,23 @@ std::uint64_t parse_hex(const char*& p) {
 
 std::uint64_t scan_reachability(const LiveBlock* blocks, std::uint64_t n, std::uint64_t* reachable,
                                 std::uint32_t* work) {
-  Scan scan{blocks, n, reachable, work, 0, 0, 0, nullptr};
+  Scan scan{blocks, n, reachable, work, 0, 0, 0, nullptr, 0, nullptr};
   scan.chunk = static_cast<std::uint64_t*>(map_pages(kChunkBytes));
   if (scan.chunk == nullptr) return 0;
+  std::uint64_t* group_starts = nullptr;
+  const std::uint64_t groups = (n + kGroupBlocks - 1) / kGroupBlocks;
   if (n > 0) {
     scan.lowest = blocks[0].address;
     for (std::uint64_t i = 0; i < n; ++i) {
       const std::uint64_t end = blocks[i].address + (blocks[i].size > 0 ? blocks[i].size : 1);
       if (end > scan.highest) scan.highest = end;
+    }
+    // Without room for the index, the plain search over all blocks answers the same.
+    group_starts = static_cast<std::uint64_t*>(map_pages(groups * 8));
+    if (group_starts != nullptr) {
+      for (std::uint64_t g = 0; g < groups; ++g) group_starts[g] = blocks[g * kGroupBlocks].address;
+      scan.group_starts = group_starts;
+      scan.groups = groups;
     }
   }
   // Callee-saved registers of the frames above go onto this stack, inside the scanned range.
@@ -200,6 +228,7 @@ std::uint64_t scan_reachability(const LiveBlock* blocks, std::uint64_t n, std::u
   const std::uint64_t roots = scan_roots(scan, reinterpret_cast<std::uintptr_t>(&marker));
   scan.flood();
   unmap_pages(scan.chunk, kChunkBytes);
+  if (group_starts != nullptr) unmap_pages(group_starts, groups * 8);
   return roots;
 }
 
