@@ -38,7 +38,6 @@ void AgentSource::reset() {
   iteration_ = clock_ = next_block_ = order_ = 0;
   live_bytes_ = pending_allocated_ = 0;
   pending_.clear();
-  sort_scratch_.clear();
   live_.clear();
   site_spans_.clear();
   frame_chunks_.clear();
@@ -224,12 +223,11 @@ void AgentSource::drain_epoch() {
   };
   // Each thread's records arrive in order: one thread's epoch (the common case) is sorted already,
   // and several threads' are their sorted buffers interleaved.
-  sort_interleaved_runs(pending_, before, sort_scratch_);
-  for (const Pending& p : pending_) {
+  visit_in_order(pending_, before, [this](const Pending& p) {
     ++clock_;
     if (p.is_free) {
       apply_free(p.address);
-      continue;
+      return;
     }
     const Live live{p.size, next_block_++, clock_, iteration_, p.site};
     if (!live_.insert(p.address, live)) {
@@ -240,7 +238,7 @@ void AgentSource::drain_epoch() {
     }
     live_bytes_ += static_cast<std::int64_t>(p.size);
     recorder_->on_allocate(block_info(p.address, live));
-  }
+  });
   pending_.clear();
   pending_allocated_ = 0;
 }

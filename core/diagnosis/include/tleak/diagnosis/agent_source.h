@@ -108,7 +108,6 @@ class AgentSource {
   std::int64_t live_bytes_ = 0;
   std::int64_t pending_allocated_ = 0;
   std::vector<Pending> pending_;
-  std::vector<Pending> sort_scratch_;
   LiveTable<Live> live_;
   // Each site's frames, end to end in chunks that never move (a program can send a million
   // sites: one allocation each, or one vector that grows by copying, would cost more than the
