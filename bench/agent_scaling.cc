@@ -101,14 +101,14 @@ double run_under_agent(const std::string& agent, const std::vector<std::string>&
   // every message, a cost tleak does not have.
   std::thread reader([&] {
     std::vector<char> buffer(1 << 20);
-    const tleak::diagnosis::ReadPacing pacing(static_cast<std::size_t>(std::max(granted_bytes, 0)));
+    tleak::diagnosis::ReadPacing pacing(static_cast<std::size_t>(std::max(granted_bytes, 0)));
     for (;;) {
       std::size_t bytes = 0;
       ssize_t got = 0;
       while ((got = recv(sockets[0], buffer.data(), buffer.size(), MSG_DONTWAIT)) > 0) bytes += static_cast<std::size_t>(got);
       if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR)) return;  // closed
-      if (pacing.should_pause(bytes)) {
-        pacing.pause();
+      if (const std::uint64_t pause = pacing.pause_after(bytes, tleak::diagnosis::ReadPacing::now_ns()); pause > 0) {
+        tleak::diagnosis::ReadPacing::sleep(pause);
       } else {
         pollfd readable{sockets[0], POLLIN, 0};
         poll(&readable, 1, -1);

@@ -206,14 +206,16 @@ Report run_program(const ProgramOptions& o) {
     throw ProgramError(std::string("socketpair: ") + std::strerror(errno));
   }
   Fd ours(sockets[0]), theirs(sockets[1]);
-  // Room for bursts: the program blocks only when tleak falls this far behind (capped by the
-  // system's net.core.wmem_max).
+  // Room for bursts: the program blocks only when tleak falls this far behind. Capped by the
+  // system's net.core.wmem_max (208 KiB on a stock system) unless tleak may exceed it (root).
   const int buffer_bytes = 8 << 20;
-  setsockopt(theirs.get(), SOL_SOCKET, SO_SNDBUF, &buffer_bytes, sizeof buffer_bytes);
+  if (setsockopt(theirs.get(), SOL_SOCKET, SO_SNDBUFFORCE, &buffer_bytes, sizeof buffer_bytes) != 0) {
+    setsockopt(theirs.get(), SOL_SOCKET, SO_SNDBUF, &buffer_bytes, sizeof buffer_bytes);
+  }
   int granted_bytes = 0;
   socklen_t granted_size = sizeof granted_bytes;
   getsockopt(theirs.get(), SOL_SOCKET, SO_SNDBUF, &granted_bytes, &granted_size);
-  const ReadPacing pacing(static_cast<std::size_t>(std::max(granted_bytes, 0)));
+  ReadPacing pacing(static_cast<std::size_t>(std::max(granted_bytes, 0)));
   Fd control_fd(static_cast<int>(syscall(SYS_memfd_create, "tleak-control", MFD_CLOEXEC)));
   if (control_fd.get() < 0 || ftruncate(control_fd.get(), 4096) != 0) {
     throw ProgramError(std::string("memfd_create: ") + std::strerror(errno));
@@ -327,7 +329,10 @@ Report run_program(const ProgramOptions& o) {
       const std::size_t bytes = read_messages(false);
       note_modules();
       // A trickle: time to read a module ahead, or else to pause.
-      if (pacing.should_pause(bytes) && !(ahead != nullptr && ahead->prepare_next_module())) pacing.pause();
+      const std::uint64_t pause = pacing.pause_after(bytes, ReadPacing::now_ns());
+      if (pause > 0 && !(pacing.room_for_slow_work() && ahead != nullptr && ahead->prepare_next_module())) {
+        ReadPacing::sleep(pause);
+      }
     }
     if (fds[1].revents & POLLIN) {
       signalfd_siginfo info{};

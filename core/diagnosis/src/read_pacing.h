@@ -1,10 +1,13 @@
 // How tleak reads the agent's stream while the program runs. A reader blocked on the socket is
 // woken by every message the agent sends, and on a virtual machine each such wake-up costs the
 // sending thread an inter-processor interrupt: a program that marks 10,000 iterations a second
-// spent a tenth of its time there. So after a read that found only a trickle, tleak sleeps a
-// little instead of waiting on the socket: the agent's messages meanwhile land in the socket's
-// buffer without waking anyone. A heavy stream (a read of a quarter of the buffer or more) is read
-// again at once, so the program never waits for room.
+// spent a tenth of its time there. So after a read that emptied the socket, tleak sleeps a little
+// instead of waiting on it, and the agent's messages meanwhile land in the socket's buffer without
+// waking anyone. The sleep is sized to the stream: at the rate the last read measured, it lets the
+// stream fill at most a quarter of the buffer (the system's buffer may be 208 KiB, which a busy
+// program fills in a millisecond), and it is skipped when it would be shorter than a wake-up is
+// worth. Slow work of tleak's own (reading a module's debug info ahead) is done in such a pause
+// only when the stream would take long to fill the whole buffer.
 #pragma once
 
 #include <errno.h>
@@ -12,28 +15,54 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 
 namespace tleak::diagnosis {
 
 class ReadPacing {
  public:
-  // Far below what a person notices, and the agent's stream fits in the buffer meanwhile.
-  static constexpr long kPauseNanoseconds = 2'000'000;
+  static constexpr std::uint64_t kLongestPauseNs = 2'000'000;
+  static constexpr std::uint64_t kShortestPauseNs = 100'000;
+  // A slow step of tleak's own (tens of milliseconds) must not fill the buffer meanwhile.
+  static constexpr std::uint64_t kSlowWorkFillNs = 100'000'000;
 
   explicit ReadPacing(std::size_t socket_buffer_bytes)
-      : heavy_read_bytes_(std::max<std::size_t>(socket_buffer_bytes / 4, 16 * 1024)) {}
+      : buffer_bytes_(std::max<std::size_t>(socket_buffer_bytes, 16 * 1024)) {}
 
-  // Whether to pause after a read of `bytes` (zero: the socket was only woken, nothing to batch).
-  bool should_pause(std::size_t bytes) const { return bytes > 0 && bytes < heavy_read_bytes_; }
+  // After a read, at `now_ns`, that emptied the socket of `bytes`: how long to pause (0: wait on
+  // the socket instead).
+  std::uint64_t pause_after(std::size_t bytes, std::uint64_t now_ns) {
+    const std::uint64_t elapsed = now_ns > last_read_ns_ ? now_ns - last_read_ns_ : 0;
+    last_read_ns_ = now_ns;
+    fill_ns_ = 0;
+    if (bytes == 0 || bytes >= buffer_bytes_ / 4 || elapsed == 0) return 0;
+    // Nanoseconds for the stream, at the rate since the last read, to fill the whole buffer.
+    const double ns_per_byte = static_cast<double>(elapsed) / static_cast<double>(bytes);
+    const double fill = ns_per_byte * static_cast<double>(buffer_bytes_);
+    fill_ns_ = fill > 1e18 ? ~std::uint64_t{0} : static_cast<std::uint64_t>(fill);
+    const std::uint64_t pause = std::min(kLongestPauseNs, fill_ns_ / 4);
+    return pause < kShortestPauseNs ? 0 : pause;
+  }
 
-  void pause() const {
-    timespec pause{0, kPauseNanoseconds};
-    while (nanosleep(&pause, &pause) != 0 && errno == EINTR) {
+  // Whether the last pause leaves room for slow work instead (the stream is a trickle).
+  bool room_for_slow_work() const { return fill_ns_ >= kSlowWorkFillNs; }
+
+  static void sleep(std::uint64_t ns) {
+    timespec left{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};
+    while (nanosleep(&left, &left) != 0 && errno == EINTR) {
     }
   }
 
+  static std::uint64_t now_ns() {
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<std::uint64_t>(ts.tv_nsec);
+  }
+
  private:
-  std::size_t heavy_read_bytes_;
+  std::size_t buffer_bytes_;
+  std::uint64_t last_read_ns_ = 0;
+  std::uint64_t fill_ns_ = 0;
 };
 
 }  // namespace tleak::diagnosis
