@@ -3,6 +3,8 @@
 #include <link.h>
 #include <sys/mman.h>
 
+#include <algorithm>
+
 #include "tleak/detail/spin_lock.h"
 
 namespace tleak::agent {
@@ -14,7 +16,7 @@ struct Region {
 };
 
 // Few and long-lived (thread buffers, tables): a fixed array is enough.
-constexpr int kMaxRegions = 8192;
+constexpr int kMaxRegions = kMaxOwnRegions;
 Region g_regions[kMaxRegions];
 int g_region_count = 0;
 detail::SpinLock g_regions_lock;
@@ -87,14 +89,8 @@ int own_regions(OwnRegion* out, int max) {
   int n = 0;
   for (; n < g_region_count && n < max; ++n) out[n] = {g_regions[n].start, g_regions[n].end};
   g_regions_lock.unlock();
-  // Insertion sort: a few dozen regions.
-  for (int i = 1; i < n; ++i) {
-    for (int j = i; j > 0 && out[j].start < out[j - 1].start; --j) {
-      const OwnRegion t = out[j];
-      out[j] = out[j - 1];
-      out[j - 1] = t;
-    }
-  }
+  // One region per thread buffer: thousands in a program with as many threads.
+  std::sort(out, out + n, [](const OwnRegion& a, const OwnRegion& b) { return a.start < b.start; });
   return n;
 }
 

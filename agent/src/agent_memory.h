@@ -13,6 +13,10 @@ namespace tleak::agent {
 void* map_pages(std::size_t bytes, bool reserve_only = false);
 void unmap_pages(void* address, std::size_t bytes);
 
+// The most regions the agent keeps track of (one per thread buffer, a few tables): what it maps
+// beyond them is never excluded from an exit scan, so they are many.
+inline constexpr int kMaxOwnRegions = 8192;
+
 struct OwnRegion {
   std::uintptr_t start;
   std::uintptr_t end;

@@ -151,8 +151,8 @@ std::uint64_t parse_hex(const char*& p) {
     close(fd);
   }
   maps[length] = '\0';
-  static OwnRegion own[1024];  // in the agent's bss, itself an own region
-  const int own_count = own_regions(own, 1024);
+  static OwnRegion own[kMaxOwnRegions];  // in the agent's bss, itself an own region
+  const int own_count = own_regions(own, kMaxOwnRegions);
   std::uint64_t scanned = 0;
   for (char* line = maps; *line != '\0';) {
     char* next = std::strchr(line, '\n');

@@ -177,6 +177,21 @@ TEST_F(ProgramRun, LeaksAreTheUnreachableBlocksAtExit) {
   EXPECT_EQ(report_["summary"]["verdict"], "leak");
 }
 
+// However many thread buffers the agent holds, none is read as a root: a block lost by the last of
+// 1,200 threads (its allocation's record still in that thread's buffer) is a leak.
+TEST_F(ProgramRun, TheAgentsOwnMemoryIsNeverARootHoweverManyThreads) {
+  const auto r = tleak_run({"--max-sites", "10000000"}, {program("many_threads_leak")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "many threads done\n");
+  EXPECT_TRUE(report_["run"]["program"]["exit_scan"]);
+  EXPECT_EQ(report_["totals"]["leaked_bytes"], 777);
+  EXPECT_EQ(report_["totals"]["leaked_blocks"], 1);
+  EXPECT_EQ(site_at(at("many_threads_leak.c", "LOST"))["leaked_bytes"], 777);
+  const Json& each = site_at(at("many_threads_leak.c", "EACH"));
+  EXPECT_EQ(each["allocations"], 1200);
+  EXPECT_EQ(each["frees"], 1200);
+}
+
 std::int64_t memcheck_figure(const std::string& log, const std::string& what) {
   const std::regex pattern(what + ": ([0-9,]+) bytes");
   std::smatch m;
