@@ -2,13 +2,16 @@
 // libtleak_preload.so with its stream read and thrown away by this program (what an infinitely
 // fast parent would do), and plain.
 //
-//   build/release/bench/agent_scaling [rounds per thread, default 1000000]
+//   build/release/bench/agent_scaling [--socket-buffer BYTES] [--blocking-reader] [rounds per thread, default 1000000]
 //     bench/programs/malloc_heavy with 1 and 2 threads: each run's pairs per second and the
 //     2-thread / 1-thread ratio (best of 3). The same ratio under the whole `tleak run` is printed
 //     by bench/compare_program_overhead.
-//   build/release/bench/agent_scaling -- COMMAND [ARGS...]
+//   build/release/bench/agent_scaling [--socket-buffer BYTES] [--blocking-reader] -- COMMAND [ARGS...]
 //     COMMAND plain and under the agent alone (12 frames): each one's seconds and the ratio
 //     (medians of 3). Against `tleak run`'s time, the rest is what tleak's parent adds.
+//   The stream is read as tleak reads it (read_pacing.h) with the socket buffer tleak asks for;
+//   --socket-buffer asks for another size (212992: Debian's default net.core.wmem_max) and
+//   --blocking-reader waits on the socket after every read instead of pacing.
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -66,16 +69,17 @@ double run_plain(const std::vector<std::string>& command) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 }
 
+// How the stream is read: as tleak reads it, unless the options say otherwise.
+struct Reader {
+  int socket_buffer_bytes = 8 << 20;  // what tleak asks for
+  bool blocking = false;              // wait on the socket after every read (no pacing)
+};
+
 // Wall seconds of `command` under the agent, its stream drained and dropped.
-double run_under_agent(const std::string& agent, const std::vector<std::string>& command) {
+double run_under_agent(const std::string& agent, const std::vector<std::string>& command, const Reader& how) {
   int sockets[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sockets) != 0) fail("socketpair");
-  // The same room for bursts tleak gives the agent.
-  const int buffer_bytes = 8 << 20;
-  setsockopt(sockets[1], SOL_SOCKET, SO_SNDBUF, &buffer_bytes, sizeof buffer_bytes);
-  int granted_bytes = 0;
-  socklen_t granted_size = sizeof granted_bytes;
-  getsockopt(sockets[1], SOL_SOCKET, SO_SNDBUF, &granted_bytes, &granted_size);
+  const std::size_t granted_bytes = tleak::diagnosis::set_send_buffer(sockets[1], how.socket_buffer_bytes);
   const int control = static_cast<int>(syscall(SYS_memfd_create, "control", 0));
   if (control < 0 || ftruncate(control, 4096) != 0) fail("memfd_create");
   void* mapped = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, control, 0);
@@ -101,13 +105,14 @@ double run_under_agent(const std::string& agent, const std::vector<std::string>&
   // every message, a cost tleak does not have.
   std::thread reader([&] {
     std::vector<char> buffer(1 << 20);
-    tleak::diagnosis::ReadPacing pacing(static_cast<std::size_t>(std::max(granted_bytes, 0)));
+    tleak::diagnosis::ReadPacing pacing(granted_bytes);
     for (;;) {
       std::size_t bytes = 0;
       ssize_t got = 0;
       while ((got = recv(sockets[0], buffer.data(), buffer.size(), MSG_DONTWAIT)) > 0) bytes += static_cast<std::size_t>(got);
       if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR)) return;  // closed
-      if (const std::uint64_t pause = pacing.pause_after(bytes, tleak::diagnosis::ReadPacing::now_ns()); pause > 0) {
+      const std::uint64_t pause = how.blocking ? 0 : pacing.pause_after(bytes, tleak::diagnosis::ReadPacing::now_ns());
+      if (pause > 0) {
         tleak::diagnosis::ReadPacing::sleep(pause);
       } else {
         pollfd readable{sockets[0], POLLIN, 0};
@@ -136,18 +141,35 @@ double median(std::vector<double> values) {
 
 int main(int argc, char** argv) {
   const std::string agent = TLEAK_AGENT_PATH;
-  if (argc > 2 && std::strcmp(argv[1], "--") == 0) {
-    const std::vector<std::string> command(argv + 2, argv + argc);
+  Reader how;
+  int first = 1;
+  for (; first < argc; ++first) {
+    if (std::strcmp(argv[first], "--blocking-reader") == 0) {
+      how.blocking = true;
+    } else if (std::strcmp(argv[first], "--socket-buffer") == 0 && first + 1 < argc) {
+      char* end = nullptr;
+      const long bytes = std::strtol(argv[++first], &end, 10);
+      if (*end != '\0' || bytes < 4096 || bytes > (64 << 20)) {
+        std::fprintf(stderr, "agent_scaling: --socket-buffer must be 4096 to 67108864 bytes\n");
+        return 2;
+      }
+      how.socket_buffer_bytes = static_cast<int>(bytes);
+    } else {
+      break;
+    }
+  }
+  if (argc - first > 1 && std::strcmp(argv[first], "--") == 0) {
+    const std::vector<std::string> command(argv + first + 1, argv + argc);
     std::vector<double> plain, alone;
     for (int repeat = 0; repeat < 3; ++repeat) {
       plain.push_back(run_plain(command));
-      alone.push_back(run_under_agent(agent, command));
+      alone.push_back(run_under_agent(agent, command, how));
     }
     std::printf("plain %.3f s, agent alone (12 frames) %.3f s, ratio %.2f (medians of 3)\n", median(plain),
                 median(alone), median(alone) / median(plain));
     return 0;
   }
-  const long rounds = argc > 1 ? std::atol(argv[1]) : 1000000;
+  const long rounds = argc > first ? std::atol(argv[first]) : 1000000;
   if (rounds <= 0 || rounds > 1'000'000'000) {
     std::fprintf(stderr, "agent_scaling: rounds must be 1 to 1000000000\n");
     return 2;
@@ -157,7 +179,7 @@ int main(int argc, char** argv) {
     for (int threads = 1; threads <= 2; ++threads) {
       const std::vector<std::string> command = {TLEAK_MALLOC_HEAVY, std::to_string(threads), std::to_string(rounds)};
       const double pairs = static_cast<double>(threads) * static_cast<double>(rounds);
-      best[threads] = std::max(best[threads], pairs / run_under_agent(agent, command));
+      best[threads] = std::max(best[threads], pairs / run_under_agent(agent, command, how));
     }
   }
   std::printf("agent alone, 12 frames: 1 thread %.2f M pairs/s, 2 threads %.2f M pairs/s, ratio %.2f (best of 3)\n",

@@ -139,7 +139,7 @@ void fence_locked(RecordKind kind, const char* name) {
   record->sequence = ++g_fence_sequence;
   record->name_bytes = name_bytes;
   if (name_bytes > 0) std::memcpy(record + 1, name, name_bytes - 1);
-  if (own != nullptr && own->index < count) {
+  if (own != nullptr && own->index < count) {  // among the buffers locked above
     std::memcpy(own->reserve(size), message, size);  // sends first what is there if it is full
     own->send();
   } else {

@@ -9,6 +9,9 @@
 #include <cstdlib>
 #include <deque>
 #include <iterator>
+#include <set>
+#include <string>
+#include <utility>
 #include <string_view>
 #include <vector>
 
@@ -52,9 +55,7 @@ struct Symbolizer::Dwarf {
     dwfl_report_begin_add(dwfl);
     for (const ModuleInfo& m : modules) {
       if (m.path.empty() || m.path[0] != '/') continue;  // the vdso and anything not on disk
-      const auto same = [&](const ModuleInfo& o) { return o.start == m.start && o.path == m.path; };
-      if (std::any_of(reported.begin(), reported.end(), same)) continue;
-      reported.push_back(m);
+      if (!reported.emplace(m.start, m.path).second) continue;
       Dwfl_Module* module = dwfl_report_elf(dwfl, m.path.c_str(), m.path.c_str(), -1, m.load_bias, false);
       if (module == nullptr) continue;
       if (!m.build_id.empty()) {
@@ -78,14 +79,14 @@ struct Symbolizer::Dwarf {
       unprepared.pop_front();
       Dwarf_Addr base = 0;
       if (dwfl_module_info(module, nullptr, &base, nullptr, nullptr, nullptr, nullptr, nullptr) == nullptr) continue;
-      function_at(module, base);
+      symbol_table(module);
       Dwarf_Addr bias = 0;
       dwfl_module_getdwarf(module, &bias);
       return true;
     }
     return false;
   }
-  std::vector<ModuleInfo> reported;
+  std::set<std::pair<std::uintptr_t, std::string>> reported;  // (start, path)
   std::deque<Dwfl_Module*> unprepared;
   std::vector<ModuleInfo> stale;
 
@@ -97,7 +98,8 @@ struct Symbolizer::Dwarf {
   };
   std::unordered_map<Dwfl_Module*, std::vector<Symbol>> symbols;
 
-  const char* function_at(Dwfl_Module* module, GElf_Addr pc) {
+  // The module's function symbols by address, read on first use.
+  const std::vector<Symbol>& symbol_table(Dwfl_Module* module) {
     auto [it, fresh] = symbols.try_emplace(module);
     std::vector<Symbol>& table = it->second;
     if (fresh) {
@@ -111,6 +113,11 @@ struct Symbolizer::Dwarf {
       }
       std::sort(table.begin(), table.end(), [](const Symbol& a, const Symbol& b) { return a.start < b.start; });
     }
+    return table;
+  }
+
+  const char* function_at(Dwfl_Module* module, GElf_Addr pc) {
+    const std::vector<Symbol>& table = symbol_table(module);
     auto after = std::upper_bound(table.begin(), table.end(), pc,
                                   [](GElf_Addr value, const Symbol& s) { return value < s.start; });
     // The innermost symbol covering pc: scan back over the few that start before it.

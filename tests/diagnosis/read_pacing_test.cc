@@ -9,6 +9,14 @@ namespace {
 
 constexpr std::uint64_t kMs = 1'000'000;
 
+// The first read has no earlier one to measure a rate from: no pause, no slow work on a guess (the
+// program may be about to stream hard).
+TEST(ReadPacing, TheFirstReadKnowsNoRate) {
+  ReadPacing pacing(4 << 20);
+  EXPECT_EQ(pacing.pause_after(100, 5'000 * kMs), 0u);
+  EXPECT_FALSE(pacing.room_for_slow_work());
+}
+
 TEST(ReadPacing, ATrickleIsReadEveryTwoMillisecondsAndLeavesRoomForSlowWork) {
   ReadPacing pacing(4 << 20);
   pacing.pause_after(0, 100 * kMs);  // the first read sets the clock

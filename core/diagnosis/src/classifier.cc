@@ -326,7 +326,6 @@ bool flat_after_warmup(const SiteRecord& s, std::size_t marks, std::size_t first
   return !last_not_kept || s.last_mark_live_bytes == value;
 }
 
-// Whether SiteRecord::series() is `value` at every sample.
 // Adds one site to sums of sites (OmittedSites's, but for its largest peak).
 void add_up(OmittedSites& sum, const SiteRecord& s, std::int64_t unfreed_bytes, bool judged) {
   ++sum.sites;
@@ -337,6 +336,7 @@ void add_up(OmittedSites& sum, const SiteRecord& s, std::int64_t unfreed_bytes, 
   (judged ? sum.reachable_at_exit_bytes : sum.unjudged_at_exit_bytes) += unfreed_bytes;
 }
 
+// Whether SiteRecord::series() is `value` at every sample.
 bool constant_at(const SiteRecord& s, std::size_t marks, std::int64_t value) {
   if (s.varies) return std::all_of(s.mark_live_bytes.begin(), s.mark_live_bytes.end(), [&](std::int64_t v) { return v == value; });
   const bool zeros_ok = std::min(s.first_mark, marks) == 0 || value == 0;

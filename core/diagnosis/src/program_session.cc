@@ -19,9 +19,9 @@
 #include <cstring>
 #include <ctime>
 
+#include "read_pacing.h"
 #include "tleak/agent/protocol.h"
 #include "tleak/diagnosis/agent_source.h"
-#include "read_pacing.h"
 #include "tleak/diagnosis/report_builder.h"
 #include "tleak/diagnosis/run_stamp.h"
 
@@ -208,14 +208,7 @@ Report run_program(const ProgramOptions& o) {
   Fd ours(sockets[0]), theirs(sockets[1]);
   // Room for bursts: the program blocks only when tleak falls this far behind. Capped by the
   // system's net.core.wmem_max (208 KiB on a stock system) unless tleak may exceed it (root).
-  const int buffer_bytes = 8 << 20;
-  if (setsockopt(theirs.get(), SOL_SOCKET, SO_SNDBUFFORCE, &buffer_bytes, sizeof buffer_bytes) != 0) {
-    setsockopt(theirs.get(), SOL_SOCKET, SO_SNDBUF, &buffer_bytes, sizeof buffer_bytes);
-  }
-  int granted_bytes = 0;
-  socklen_t granted_size = sizeof granted_bytes;
-  getsockopt(theirs.get(), SOL_SOCKET, SO_SNDBUF, &granted_bytes, &granted_size);
-  ReadPacing pacing(static_cast<std::size_t>(std::max(granted_bytes, 0)));
+  ReadPacing pacing(set_send_buffer(theirs.get(), 8 << 20));
   Fd control_fd(static_cast<int>(syscall(SYS_memfd_create, "tleak-control", MFD_CLOEXEC)));
   if (control_fd.get() < 0 || ftruncate(control_fd.get(), 4096) != 0) {
     throw ProgramError(std::string("memfd_create: ") + std::strerror(errno));

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <errno.h>
+#include <sys/socket.h>
 #include <time.h>
 
 #include <algorithm>
@@ -18,6 +19,19 @@
 #include <cstdint>
 
 namespace tleak::diagnosis {
+
+// Asks for `bytes` of send buffer on the program's end of the socket, past the system's
+// net.core.wmem_max when allowed (root), and returns what the kernel granted (its figure, which
+// counts its own overhead too).
+inline std::size_t set_send_buffer(int fd, int bytes) {
+  if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &bytes, sizeof bytes) != 0) {
+    setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof bytes);
+  }
+  int granted = 0;
+  socklen_t granted_size = sizeof granted;
+  getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &granted, &granted_size);
+  return static_cast<std::size_t>(std::max(granted, 0));
+}
 
 class ReadPacing {
  public:
@@ -32,7 +46,8 @@ class ReadPacing {
   // After a read, at `now_ns`, that emptied the socket of `bytes`: how long to pause (0: wait on
   // the socket instead).
   std::uint64_t pause_after(std::size_t bytes, std::uint64_t now_ns) {
-    const std::uint64_t elapsed = now_ns > last_read_ns_ ? now_ns - last_read_ns_ : 0;
+    // Before the first read there is no rate to go by.
+    const std::uint64_t elapsed = last_read_ns_ != 0 && now_ns > last_read_ns_ ? now_ns - last_read_ns_ : 0;
     last_read_ns_ = now_ns;
     fill_ns_ = 0;
     if (bytes == 0 || bytes >= buffer_bytes_ / 4 || elapsed == 0) return 0;
