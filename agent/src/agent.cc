@@ -302,6 +302,35 @@ void write_python_frame(ThreadBuffer* buffer, const NewPythonFrame& f) {
   std::memcpy(at + sizeof(PythonFrameRecord) + file_bytes, function, function_bytes);
 }
 
+// A new site, written against the buffer's previous one where they share frames at either end.
+void write_site(ThreadBuffer* buffer, std::uint32_t site, const std::uint64_t* words, std::uint32_t depth) {
+  std::uint32_t base = 0, prefix = 0, suffix = 0;
+  if (buffer->last_site != 0 && buffer->chain < kMaxSiteChain) {
+    const std::uint32_t shorter = depth < buffer->last_depth ? depth : buffer->last_depth;
+    while (prefix < shorter && words[prefix] == buffer->last_frames[prefix]) ++prefix;
+    while (prefix + suffix < shorter &&
+           words[depth - 1 - suffix] == buffer->last_frames[buffer->last_depth - 1 - suffix]) {
+      ++suffix;
+    }
+    // Naming a base costs nothing in size; what it cannot save, it need not lengthen the chain for.
+    if (prefix + suffix > 0) base = buffer->last_site;
+  }
+  const std::uint32_t middle = depth - prefix - suffix;
+  const std::uint32_t bytes = sizeof(SiteRecord) + middle * 8;
+  auto* record = reinterpret_cast<SiteRecord*>(buffer->reserve(bytes));
+  record->header = {RecordKind::kSite, 0, bytes};
+  record->site = site;
+  record->depth = depth;
+  record->base = base;
+  record->prefix = static_cast<std::uint16_t>(prefix);
+  record->suffix = static_cast<std::uint16_t>(suffix);
+  std::memcpy(record + 1, words + prefix, middle * 8);
+  buffer->chain = base != 0 ? buffer->chain + 1 : 0;
+  buffer->last_site = site;
+  buffer->last_depth = depth;
+  std::memcpy(buffer->last_frames, words, depth * 8);
+}
+
 }  // namespace
 
 void record_alloc(const void* address, std::size_t size) {
@@ -335,14 +364,7 @@ void record_alloc(const void* address, std::size_t size) {
     }
     buffer->lock.lock();
     for (int i = 0; i < fresh_count; ++i) write_python_frame(buffer, fresh[i]);
-    if (is_new) {
-      const std::uint32_t bytes = sizeof(SiteRecord) + d * 8;
-      auto* record = reinterpret_cast<SiteRecord*>(buffer->reserve(bytes));
-      record->header = {RecordKind::kSite, 0, bytes};
-      record->site = site;
-      record->depth = d;
-      std::memcpy(record + 1, words, d * 8);
-    }
+    if (is_new) write_site(buffer, site, words, d);
     auto* record = reinterpret_cast<AllocRecord*>(buffer->reserve(sizeof(AllocRecord)));
     const std::uint64_t ns = stamp();
     *record = {{RecordKind::kAlloc, 0, sizeof(AllocRecord)}, ns, reinterpret_cast<std::uint64_t>(address),

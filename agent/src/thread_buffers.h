@@ -42,6 +42,12 @@ struct ThreadBuffer {
   std::uint64_t allocated_since_send = 0;
   SiteCacheEntry cache[kCacheEntries];
   PythonCacheEntry python_cache[kPythonCacheEntries];
+  // The last site this buffer sent, which the next one is written against (SiteRecord::base),
+  // and how many records in a row have been written against another.
+  std::uint32_t last_site = 0;
+  std::uint32_t last_depth = 0;
+  std::uint32_t chain = 0;
+  std::uint64_t last_frames[kMaxFrames];
   alignas(64) unsigned char data[kMaxMessageBytes];
 
   // Room for `bytes` more (sending what is there first if needed). Call with `lock` held.

@@ -20,6 +20,7 @@ using tleak::testing::hello;
 using tleak::testing::mark;
 using tleak::testing::Message;
 using tleak::testing::site;
+using tleak::testing::site_against;
 
 TEST(AgentSource, RecordsOfTwoThreadsArePutBackInTimeOrder) {
   AgentSource source;
@@ -41,6 +42,59 @@ TEST(AgentSource, RecordsOfTwoThreadsArePutBackInTimeOrder) {
   EXPECT_EQ(rec.sites[1].peak_live_bytes, 100);  // freed before its second block came
   EXPECT_EQ(rec.sites[2].live_bytes, 64);
   EXPECT_EQ(rec.iterations, 1u);
+}
+
+TEST(AgentSource, ASiteWrittenAgainstAnotherGetsItsWholeStackBack) {
+  AgentSource source;
+  Message m;
+  m.add(hello()).add(site(1, 5), {0xa1, 0xa2, 0xa3, 0xa4, 0xa5});
+  // Shares two innermost and one outermost frame with site 1; two of its own in between.
+  m.add(site_against(2, 5, 1, 2, 1), {0xb3, 0xb4});
+  // Against site 2, and one frame shorter: only the outermost frames line up.
+  m.add(site_against(3, 4, 2, 0, 3), {0xc1});
+  // Everything shared: a stack equal to its base's.
+  m.add(site_against(4, 4, 3, 4, 0));
+  source.consume(m.bytes());
+  EXPECT_EQ(source.stack(SiteId(2)), (std::vector<std::uintptr_t>{0xa1, 0xa2, 0xb3, 0xb4, 0xa5}));
+  EXPECT_EQ(source.stack(SiteId(3)), (std::vector<std::uintptr_t>{0xc1, 0xb3, 0xb4, 0xa5}));
+  EXPECT_EQ(source.stack(SiteId(4)), source.stack(SiteId(3)));
+  EXPECT_EQ(source.stack(SiteId(1)), (std::vector<std::uintptr_t>{0xa1, 0xa2, 0xa3, 0xa4, 0xa5}));
+}
+
+TEST(AgentSource, SiteRecordsThatCannotBeRebuiltAreRefused) {
+  const auto refused = [](Message& m) {
+    AgentSource source;
+    EXPECT_THROW(source.consume(m.bytes()), StreamError);
+  };
+  Message unknown_base;
+  unknown_base.add(hello()).add(site_against(2, 2, 1, 1, 0), {0xb2});
+  refused(unknown_base);
+  Message later_base;  // a base must come before: no cycle, no waiting
+  later_base.add(hello()).add(site(3, 1), {0xa1}).add(site_against(2, 1, 3, 1, 0));
+  refused(later_base);
+  Message too_much_shared;  // more than the base has
+  too_much_shared.add(hello()).add(site(1, 2), {0xa1, 0xa2}).add(site_against(2, 3, 1, 2, 1));
+  refused(too_much_shared);
+  Message shared_without_base;
+  shared_without_base.add(hello()).add(site_against(1, 2, 0, 1, 0), {0xa2});
+  refused(shared_without_base);
+  Message twice;  // rewriting a stack would change the ones written against it
+  twice.add(hello()).add(site(1, 1), {0xa1}).add(site(1, 1), {0xa2});
+  refused(twice);
+  Message short_tail;  // announces three frames of its own, carries one
+  short_tail.add(hello()).add(site(1, 3), {0xa1});
+  refused(short_tail);
+  // A chain one longer than the protocol allows.
+  Message chain;
+  chain.add(hello()).add(site(1, 1), {0xa1});
+  for (std::uint32_t id = 2; id <= agent::kMaxSiteChain + 2; ++id) chain.add(site_against(id, 1, id - 1, 1, 0));
+  refused(chain);
+  Message longest;
+  longest.add(hello()).add(site(1, 1), {0xa1});
+  for (std::uint32_t id = 2; id <= agent::kMaxSiteChain + 1; ++id) longest.add(site_against(id, 1, id - 1, 1, 0));
+  AgentSource source;
+  source.consume(longest.bytes());
+  EXPECT_EQ(source.stack(SiteId(agent::kMaxSiteChain + 1)), (std::vector<std::uintptr_t>{0xa1}));
 }
 
 TEST(AgentSource, AFreeOfAnAddressItNeverSawIsIgnored) {

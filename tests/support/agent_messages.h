@@ -57,6 +57,17 @@ inline agent::SiteRecord site(std::uint32_t id, std::uint32_t depth) {
   return s;
 }
 
+// A site whose first `prefix` and last `suffix` frames are those of site `base` (the record's
+// tail then holds only the depth - prefix - suffix frames in between).
+inline agent::SiteRecord site_against(std::uint32_t id, std::uint32_t depth, std::uint32_t base, std::uint16_t prefix,
+                                      std::uint16_t suffix) {
+  agent::SiteRecord s = site(id, depth);
+  s.base = base;
+  s.prefix = prefix;
+  s.suffix = suffix;
+  return s;
+}
+
 inline agent::AllocRecord alloc(std::uint64_t ns, std::uint64_t address, std::uint64_t size, std::uint32_t site_id) {
   agent::AllocRecord a{};
   a.header.kind = agent::RecordKind::kAlloc;

@@ -33,6 +33,7 @@ void AgentSource::reset() {
   // No uses are reported from a program: nothing is dead before its free.
   RecorderLimits limits;
   limits.uses_reported = false;
+  limits.one_thread = true;
   recorder_ = std::make_unique<Recorder>(std::vector<AllocatorInfo>{{"malloc", MemorySpace::kHost}}, limits);
   hello_seen_ = user_marks_ = exit_requested_ = reach_started_ = reach_complete_ = false;
   iteration_ = clock_ = next_block_ = order_ = 0;
@@ -133,19 +134,38 @@ void AgentSource::record(const unsigned char* at, std::uint32_t size) {
     case RecordKind::kSite: {
       need(sizeof(agent::SiteRecord));
       const auto s = read_as<agent::SiteRecord>(at);
-      if (s.depth > agent::kMaxFrames || sizeof(agent::SiteRecord) + std::uint64_t{s.depth} * 8 > size) {
-        throw StreamError("site record with an impossible depth");
-      }
+      const std::uint64_t shared = std::uint64_t{s.prefix} + s.suffix;
+      if (s.depth > agent::kMaxFrames || shared > s.depth) throw StreamError("site record with an impossible depth");
+      const std::uint32_t middle = s.depth - static_cast<std::uint32_t>(shared);
+      if (sizeof(agent::SiteRecord) + std::uint64_t{middle} * 8 > size) throw StreamError("site record shorter than its frames");
       if (s.site >= agent::kMaxSites) throw StreamError("site id " + std::to_string(s.site) + " out of range");
       if (site_spans_.size() <= s.site) site_spans_.resize(s.site + 1);
-      if (frame_chunks_.empty() || chunk_used_ + s.depth > kFrameChunkWords) {
+      // Once per site: a stack rewritten under sites written against it would lengthen their chains.
+      if (site_spans_[s.site].middle != nullptr) throw StreamError("site " + std::to_string(s.site) + " sent twice");
+      StackSpan span;
+      span.depth = static_cast<std::uint8_t>(s.depth);
+      if (s.base != 0) {
+        // Written against a site sent before it, whose frames it shares at either end.
+        if (s.base >= s.site || site_spans_[s.base].middle == nullptr) throw StreamError("site record against an unknown site");
+        const StackSpan& base = site_spans_[s.base];
+        if (shared > base.depth) throw StreamError("site record shares more frames than its base has");
+        if (base.chain >= agent::kMaxSiteChain) throw StreamError("site records written against each other too deep");
+        span.base = s.base;
+        span.prefix = static_cast<std::uint8_t>(s.prefix);
+        span.suffix = static_cast<std::uint8_t>(s.suffix);
+        span.chain = static_cast<std::uint8_t>(base.chain + 1);
+      } else if (shared != 0) {
+        throw StreamError("site record shares frames with no base");
+      }
+      if (frame_chunks_.empty() || chunk_used_ + middle > kFrameChunkWords) {
         frame_chunks_.push_back(std::make_unique_for_overwrite<std::uintptr_t[]>(kFrameChunkWords));
         chunk_used_ = 0;
       }
       std::uintptr_t* first = frame_chunks_.back().get() + chunk_used_;
-      std::memcpy(first, at + sizeof(agent::SiteRecord), s.depth * 8);
-      chunk_used_ += s.depth;
-      site_spans_[s.site] = {first, s.depth};
+      std::memcpy(first, at + sizeof(agent::SiteRecord), std::size_t{middle} * 8);
+      chunk_used_ += middle;
+      span.middle = first;
+      site_spans_[s.site] = span;
       return;
     }
     case RecordKind::kPythonFrame: {
@@ -316,9 +336,28 @@ Recording AgentSource::finish() {
 Recording AgentSource::snapshot() const { return recorder_->snapshot({clock_, iteration_, clock_ + 1}); }
 
 std::vector<std::uintptr_t> AgentSource::stack(SiteId site) const {
-  if (site.value() >= site_spans_.size()) return {};
-  const StackSpan span = site_spans_[site.value()];
-  return {span.first, span.first + span.depth};
+  std::vector<std::uintptr_t> frames;
+  if (site.value() < site_spans_.size() && site_spans_[site.value()].middle != nullptr) {
+    frames.reserve(site_spans_[site.value()].depth);
+    append_stack(site_spans_[site.value()], frames);
+  }
+  return frames;
+}
+
+// Recursion bounded by kMaxSiteChain: record() accepts no longer chain.
+void AgentSource::append_stack(const StackSpan& span, std::vector<std::uintptr_t>& out) const {
+  const std::size_t middle = span.depth - span.prefix - span.suffix;
+  if (span.base == 0) {
+    out.insert(out.end(), span.middle, span.middle + middle);
+    return;
+  }
+  const StackSpan& base = site_spans_[span.base];
+  std::vector<std::uintptr_t> shared;
+  shared.reserve(base.depth);
+  append_stack(base, shared);
+  out.insert(out.end(), shared.begin(), shared.begin() + span.prefix);
+  out.insert(out.end(), span.middle, span.middle + middle);
+  out.insert(out.end(), shared.end() - span.suffix, shared.end());
 }
 
 std::vector<ModuleInfo> AgentSource::modules() const { return modules_; }

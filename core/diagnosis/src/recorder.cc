@@ -19,6 +19,10 @@ Recorder::Recorder(std::vector<AllocatorInfo> allocators, RecorderLimits limits)
   recording_.allocator_peak_unused_reserved_bytes.assign(n, 0);
 }
 
+std::unique_lock<detail::SpinLock> Recorder::hold() const {
+  return limits_.one_thread ? std::unique_lock<detail::SpinLock>() : std::unique_lock<detail::SpinLock>(lock_);
+}
+
 std::size_t Recorder::allocator_index(AllocatorId allocator) const {
   if (allocator.value() >= allocator_count_) {
     throw std::logic_error("event from an allocator the recorder does not know");
@@ -39,7 +43,7 @@ SiteRecord& Recorder::site(SiteId id, std::size_t allocator) {
 }
 
 void Recorder::on_allocate(const BlockInfo& block) {
-  std::lock_guard lock(lock_);
+  const auto lock = hold();
   const std::size_t a = allocator_index(block.allocator);
   SiteRecord& s = site(block.site, a);
   const auto size = static_cast<std::int64_t>(block.size);
@@ -64,7 +68,7 @@ void Recorder::on_allocate(const BlockInfo& block) {
 }
 
 void Recorder::on_free(const FreeEvent& event) {
-  std::lock_guard lock(lock_);
+  const auto lock = hold();
   const BlockInfo& block = event.block;
   const std::size_t a = allocator_index(block.allocator);
   SiteRecord& s = site(block.site, a);
@@ -112,7 +116,7 @@ MarkSample Recorder::sample(std::uint64_t iteration, std::uint64_t clock,
 
 void Recorder::mark(std::uint64_t iteration, std::uint64_t clock,
                     const std::vector<AllocatorStats>& stats) {
-  std::lock_guard lock(lock_);
+  const auto lock = hold();
   ++recording_.iterations;
   for (std::size_t a = 0; a < stats.size() && a < allocator_count_; ++a) {
     recording_.allocator_peak_reserved_bytes[a] =
@@ -162,7 +166,7 @@ void Recorder::mark(std::uint64_t iteration, std::uint64_t clock,
 }
 
 void Recorder::clear_marks() {
-  std::lock_guard lock(lock_);
+  const auto lock = hold();
   recording_.marks.clear();
   recording_.mark_stride = 1;
   recording_.iterations = 0;
@@ -194,7 +198,7 @@ std::vector<std::int64_t> SiteRecord::series(std::size_t marks) const {
 }
 
 Recording Recorder::snapshot(Stamp now) const {
-  std::lock_guard lock(lock_);
+  const auto lock = hold();
   Recording copy = recording_;
   copy.ended_at = now;
   copy.final_mark = sample(copy.iterations, now.clock, {});
@@ -205,7 +209,7 @@ Recording Recorder::snapshot(Stamp now) const {
 Recording Recorder::finish(Stamp at, const std::vector<AllocatorStats>& stats,
                            const std::vector<BlockInfo>& still_live, const std::vector<BlockInfo>& unfreed,
                            RunEnd end) {
-  std::lock_guard lock(lock_);
+  const auto lock = hold();
   recording_.end = end;
   recording_.ended_at = at;
   recording_.final_mark = sample(recording_.iterations, at.clock, stats);

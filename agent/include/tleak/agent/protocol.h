@@ -1,4 +1,4 @@
-// The stream the LD_PRELOAD agent sends to the `tleak` parent, version 1.
+// The stream the LD_PRELOAD agent sends to the `tleak` parent, version 2.
 //
 // The agent writes records into per-thread buffers and sends each buffer as one message on a
 // SOCK_SEQPACKET socket, so a message is never interleaved with another thread's. A message is a
@@ -18,11 +18,14 @@
 namespace tleak::agent {
 
 inline constexpr std::uint32_t kProtocolMagic = 0x6b61656c;  // "leak"
-inline constexpr std::uint32_t kProtocolVersion = 1;
+inline constexpr std::uint32_t kProtocolVersion = 2;
 inline constexpr std::uint32_t kMaxMessageBytes = 16 * 1024;
 inline constexpr std::uint32_t kMaxFrames = 64;
 // Site ids are dense, from 1; the agent's table holds fewer than this many.
 inline constexpr std::uint32_t kMaxSites = 1u << 21;
+// A site record written against another (SiteRecord::base) names one that is itself written
+// against at most this many others: the parent rebuilds a stack in a bounded number of steps.
+inline constexpr std::uint32_t kMaxSiteChain = 16;
 inline constexpr std::uint32_t kMaxNameBytes = 256;
 
 // Environment the parent sets for the child; the agent reads it once at start-up.
@@ -73,11 +76,19 @@ struct ModuleRecord {
   // followed by the build id bytes, then the path, padded to 8
 };
 
+// A new site's stack, written against the previous new site of the same thread when they share
+// frames at either end: importing a library makes hundreds of thousands of stacks that differ from
+// the one before in a few frames (each static initializer's own call site), so sending and keeping
+// only those is most of the stream and of the parent's memory.
 struct SiteRecord {
   RecordHeader header;
   std::uint32_t site;
-  std::uint32_t depth;
-  // followed by `depth` return addresses (std::uint64_t), innermost first
+  std::uint32_t depth;   // frames of the stack
+  std::uint32_t base;    // 0, or an earlier site of this thread's records the stack shares frames with
+  std::uint16_t prefix;  // the stack's first (innermost) `prefix` frames are the base's first
+  std::uint16_t suffix;  // its last (outermost) `suffix` frames are the base's last
+  // followed by depth - prefix - suffix frame words, the ones in between, innermost first: return
+  // addresses, or kPythonFrameBit | a Python frame id
 };
 
 // `ns` of a record is a stamp for ordering only: the TSC where the kernel keeps time with it,

@@ -109,13 +109,18 @@ class AgentSource {
   std::int64_t pending_allocated_ = 0;
   std::vector<Pending> pending_;
   LiveTable<Live> live_;
-  // Each site's frames, end to end in chunks that never move (a program can send a million
-  // sites: one allocation each, or one vector that grows by copying, would cost more than the
-  // frames themselves).
+  // Each site's frames as the agent sent them (agent::SiteRecord): the ones it does not share
+  // with its base site, end to end in chunks that never move (a program can send a million sites:
+  // one allocation each, or one vector that grows by copying, would cost more than the frames).
   struct StackSpan {
-    const std::uintptr_t* first = nullptr;
-    std::uint32_t depth = 0;
+    const std::uintptr_t* middle = nullptr;  // null: no such site was sent
+    std::uint32_t base = 0;
+    std::uint8_t depth = 0;
+    std::uint8_t prefix = 0;
+    std::uint8_t suffix = 0;
+    std::uint8_t chain = 0;  // sites between this one and a base-less one
   };
+  void append_stack(const StackSpan& span, std::vector<std::uintptr_t>& out) const;
   static constexpr std::size_t kFrameChunkWords = std::size_t{1} << 17;
   std::vector<StackSpan> site_spans_;  // by site id
   std::vector<std::unique_ptr<std::uintptr_t[]>> frame_chunks_;
