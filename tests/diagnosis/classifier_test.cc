@@ -360,6 +360,44 @@ TEST(Classifier, PastTheLimitTheSmallestBoundedSitesAreAddedUp) {
   EXPECT_EQ(one.omitted.sites, 6u);
 }
 
+// Whatever the limit, the listed sites are the head of the full list and the omitted ones add up
+// to its tail, with sites arriving in no particular order of peak and several of equal peak (the
+// classifier keeps only the worst so far as it goes, never every site).
+TEST(Classifier, EveryLimitListsTheHeadOfTheFullList) {
+  SyntheticRun run;
+  constexpr std::uint32_t kSites = 40;
+  for (std::uint32_t site = 1; site <= kSites; ++site) {
+    const std::uint64_t size = 16 + (site * 7919u) % 11 * 32;  // peaks repeat, out of order
+    run.free(run.allocate(site, size));
+  }
+  for (int i = 1; i <= 30; ++i) {
+    run.tick();
+    run.allocate(kSites + 1, 64);  // growth: always listed
+    run.mark();
+  }
+  const Recording recording = run.finish();
+  const Diagnosis all = classify(recording, {});
+  ASSERT_EQ(all.sites.size(), kSites + 1);
+  for (std::size_t limit = 0; limit <= kSites + 2; ++limit) {
+    const Diagnosis d = classify(recording, {}, limit);
+    const std::size_t listed = std::max<std::size_t>(limit, 1);
+    ASSERT_EQ(d.sites.size(), std::min<std::size_t>(listed, all.sites.size())) << limit;
+    for (std::size_t i = 0; i < d.sites.size(); ++i) EXPECT_EQ(d.sites[i].site, all.sites[i].site) << limit << " " << i;
+    std::uint64_t sites = 0, allocations = 0;
+    std::int64_t bytes = 0, largest = 0;
+    for (std::size_t i = d.sites.size(); i < all.sites.size(); ++i) {
+      ++sites;
+      allocations += all.sites[i].allocations;
+      bytes += all.sites[i].bytes_allocated;
+      largest = std::max(largest, all.sites[i].peak_live_bytes);
+    }
+    EXPECT_EQ(d.omitted.sites, sites) << limit;
+    EXPECT_EQ(d.omitted.allocations, allocations) << limit;
+    EXPECT_EQ(d.omitted.bytes_allocated, bytes) << limit;
+    EXPECT_EQ(d.omitted.largest_peak_live_bytes, largest) << limit;
+  }
+}
+
 // What the omitted sites still held at the end is added up too: their final live bytes, and the
 // bytes the exit scan found reachable.
 TEST(Classifier, OmittedSitesAddUpWhatTheyHeldAtExit) {
