@@ -45,6 +45,29 @@ TEST(SiteTable, KeysDependOnEveryFrameTheirOrderAndTheirCount) {
   }
 }
 
+// Stacks as a library's import makes them: twelve frames, alike but for one, at every position in
+// turn, and stacks that swap two frames of different lanes of the hash: no two keys alike (96 bits
+// of each are kept, so the table's tag must differ too).
+TEST(SiteTable, StacksThatDifferInOneFrameNeverShareAKey) {
+  std::set<std::pair<std::uint64_t, std::uint32_t>> seen;
+  std::uint64_t frames[12];
+  for (int p = 0; p < 12; ++p) {
+    for (std::uint64_t v = 0; v < 20'000; ++v) {
+      for (int i = 0; i < 12; ++i) frames[i] = 0x7f1200000000 + static_cast<std::uint64_t>(i) * 0x40;
+      frames[p] = 0x5500000000 + v * 5;
+      const StackKey k = SiteTable::key(frames, 12);
+      ASSERT_TRUE(seen.insert({k.a, static_cast<std::uint32_t>(k.b)}).second) << p << " " << v;
+    }
+  }
+  for (int i = 0; i < 12; ++i) frames[i] = 0x401000 + static_cast<std::uint64_t>(i) * 8;
+  const StackKey before = SiteTable::key(frames, 12);
+  std::swap(frames[2], frames[3]);
+  EXPECT_NE(SiteTable::key(frames, 12), before);
+  std::swap(frames[2], frames[3]);
+  std::swap(frames[1], frames[5]);  // same lane, other order
+  EXPECT_NE(SiteTable::key(frames, 12), before);
+}
+
 TEST(SiteTable, PastItsLastIdEveryNewStackIsTheOverflowSite) {
   SiteTable table;
   ASSERT_TRUE(table.init());
