@@ -1,5 +1,7 @@
 #include "site_table.h"
 
+#include <sys/mman.h>
+
 #include "agent_memory.h"
 
 namespace tleak::agent {
@@ -14,6 +16,8 @@ std::uint64_t mix(std::uint64_t h) {
   h ^= h >> 33;
   return h;
 }
+
+constexpr std::uint64_t kHugePageTableBytes = std::uint64_t{4} << 20;
 
 std::uint64_t rotl(std::uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
 
@@ -63,6 +67,10 @@ bool SiteTable::grow() {
   if (capacity > kMaxSlots) return false;
   auto* slots = static_cast<Slot*>(map_pages(capacity * sizeof(Slot)));
   if (slots == nullptr) return false;
+  // Past a few megabytes (a program with hundreds of thousands of stacks), every new stack's slot
+  // is a TLB miss as well as a cache miss: huge pages take most of the former away (17% of the
+  // insertions' samples on the PyTorch loop).
+  if (capacity * sizeof(Slot) >= kHugePageTableBytes) madvise(slots, capacity * sizeof(Slot), MADV_HUGEPAGE);
   for (std::uint64_t i = 0; i < capacity_; ++i) {
     if (slots_[i].site != 0) *find(slots, capacity, {slots_[i].a, slots_[i].b}) = slots_[i];
   }
