@@ -5,6 +5,7 @@
 #include <valgrind/valgrind.h>
 
 #include <algorithm>
+#include <atomic>
 #include <iterator>
 
 namespace tleak::detail {
@@ -23,6 +24,23 @@ _Unwind_Reason_Code collect(_Unwind_Context* context, void* arg) {
   return _URC_NO_REASON;
 }
 
+bool use_toolchain_unwinder() {
+#if defined(TLEAK_TOOLCHAIN_UNWINDER)
+  return true;
+#else
+  // Not a function-local `static const bool`: its guard is the C++ runtime's (__cxa_guard_*), which
+  // would load libstdc++ into every program the agent runs in, C programs included. A race here is
+  // benign: every thread finds the same answer.
+  static std::atomic<int> answer{-1};
+  int known = answer.load(std::memory_order_relaxed);
+  if (known < 0) {
+    known = RUNNING_ON_VALGRIND != 0 ? 1 : 0;
+    answer.store(known, std::memory_order_relaxed);
+  }
+  return known != 0;
+#endif
+}
+
 }  // namespace
 
 int capture_stack(std::uintptr_t* out, int max_depth, int skip) {
@@ -36,13 +54,8 @@ int capture_stack(std::uintptr_t* out, int max_depth, int skip) {
   // request, once. Both report this function's own frame first.
   // Under ThreadSanitizer too: libunwind's per-thread cache is torn down after TSan's thread
   // state, and its destructor's lock then crashes the thread's exit.
-#if defined(TLEAK_TOOLCHAIN_UNWINDER)
-  static const bool use_toolchain_unwinder = true;
-#else
-  static const bool use_toolchain_unwinder = RUNNING_ON_VALGRIND != 0;
-#endif
   int got = 0;
-  if (use_toolchain_unwinder) {
+  if (use_toolchain_unwinder()) {
     Collected c{raw, wanted, 0};
     _Unwind_Backtrace(collect, &c);
     got = c.count;

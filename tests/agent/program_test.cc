@@ -323,6 +323,16 @@ TEST_F(ProgramRun, TheProgramGetsTheUsersGlibcTunables) {
   EXPECT_EQ(own.out, "GLIBC_TUNABLES=glibc.malloc.check=0\n");
 }
 
+// The agent brings into a program only what it must (libunwind, libgcc's unwinder): a C program
+// gets no C++ runtime from it, whose symbols would otherwise come first for every library the
+// program loads.
+TEST_F(ProgramRun, AProgramGetsNoCppRuntimeFromTheAgent) {
+  const auto r = tleak_run({}, {"/bin/cat", "/proc/self/maps"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("libtleak_preload.so"), std::string::npos) << r.out;  // the agent was there
+  EXPECT_EQ(r.out.find("libstdc++"), std::string::npos) << r.out;
+}
+
 // The agent answers libunwind's sigprocmask calls itself during a capture; a handler that
 // interrupts a capture and sets masks of its own must get the real ones.
 TEST_F(ProgramRun, TheProgramsSignalMasksKeepTheirMeaning) {
