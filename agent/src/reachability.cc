@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "agent_memory.h"
+#include "granule_set.h"
 
 namespace tleak::agent {
 namespace {
@@ -29,10 +30,13 @@ struct Scan {
   // like a heap address).
   const std::uint64_t* group_starts = nullptr;
   std::uint64_t groups = 0;
+  // The granules of the blocks, or null (no room for it): most words are turned away here.
+  const GranuleSet* granules = nullptr;
 
   // The block containing `value`, or n.
   std::uint64_t find(std::uint64_t value) const {
     if (value < lowest || value >= highest) return n;
+    if (granules != nullptr && !granules->contains(value)) return n;
     std::uint64_t lo = 0, hi = n;  // first block starting after value
     if (group_starts != nullptr) {
       std::uint64_t g_lo = 0, g_hi = groups;  // first group starting after value
@@ -203,7 +207,7 @@ std::uint64_t parse_hex(const char*& p) {
 
 std::uint64_t scan_reachability(const LiveBlock* blocks, std::uint64_t n, std::uint64_t* reachable,
                                 std::uint32_t* work) {
-  Scan scan{blocks, n, reachable, work, 0, 0, 0, nullptr, 0, nullptr};
+  Scan scan{blocks, n, reachable, work, 0, 0, 0, nullptr, 0, nullptr, nullptr};
   scan.chunk = static_cast<std::uint64_t*>(map_pages(kChunkBytes));
   if (scan.chunk == nullptr) return 0;
   std::uint64_t* group_starts = nullptr;
@@ -222,6 +226,20 @@ std::uint64_t scan_reachability(const LiveBlock* blocks, std::uint64_t n, std::u
       scan.groups = groups;
     }
   }
+  // A block of terabytes (reserved, never touched) would make the set too large: then none.
+  constexpr std::uint64_t kMaxGranules = std::uint64_t{1} << 24;
+  std::uint64_t granule_count = 0;
+  for (std::uint64_t i = 0; i < n && granule_count <= kMaxGranules; ++i) {
+    granule_count += GranuleSet::granules_of(blocks[i].address, blocks[i].size);
+  }
+  const std::uint64_t granule_slots = GranuleSet::capacity_for(granule_count);
+  auto* granule_memory =
+      granule_count <= kMaxGranules ? static_cast<std::uint64_t*>(map_pages(granule_slots * 8)) : nullptr;
+  GranuleSet granules(granule_memory, granule_slots);
+  if (granule_memory != nullptr) {
+    for (std::uint64_t i = 0; i < n; ++i) granules.add(blocks[i].address, blocks[i].size);
+    scan.granules = &granules;
+  }
   // Callee-saved registers of the frames above go onto this stack, inside the scanned range.
   __builtin_unwind_init();
   volatile std::uintptr_t marker = 0;
@@ -229,6 +247,7 @@ std::uint64_t scan_reachability(const LiveBlock* blocks, std::uint64_t n, std::u
   scan.flood();
   unmap_pages(scan.chunk, kChunkBytes);
   if (group_starts != nullptr) unmap_pages(group_starts, groups * 8);
+  if (granule_memory != nullptr) unmap_pages(granule_memory, granule_slots * 8);
   return roots;
 }
 
