@@ -201,32 +201,30 @@ void append_site(std::string& out, const SiteReport& site, int indent,
   j["live_bytes_at_samples"] = "\u0001samples\u0001";
   j["frames"] = "\u0001frames\u0001";
   const std::string text = j.dump(indent);
-  std::string frames = "[";
+  // "frames" sorts before "live_bytes_at_samples"; both go straight into `out`.
+  const std::size_t at_frames = text.find(kFrames);
+  const std::size_t at_samples = text.find(kSamples, at_frames);
+  out.append(text, 0, at_frames);
+  out += '[';
   for (std::size_t i = 0; i < site.frames.size(); ++i) {
-    if (i > 0) frames += ',';
+    if (i > 0) out += ',';
     const Frame& f = site.frames[i];
     if (f.address == 0) {
-      append_frame(frames, f);
+      append_frame(out, f);
       continue;
     }
     auto [it, fresh] = frame_text.try_emplace(f.address);
     if (fresh) append_frame(it->second, f);
-    frames += it->second;
+    out += it->second;
   }
-  frames += ']';
-  std::string samples = "[";
-  for (std::size_t i = 0; i < site.live_bytes_at_samples.size(); ++i) {
-    if (i > 0) samples += ',';
-    append_integer(samples, site.live_bytes_at_samples[i]);
-  }
-  samples += ']';
-  // "frames" sorts before "live_bytes_at_samples".
-  const std::size_t at_frames = text.find(kFrames);
-  const std::size_t at_samples = text.find(kSamples);
-  out.append(text, 0, at_frames);
-  out += frames;
+  out += ']';
   out.append(text, at_frames + kFrames.size(), at_samples - at_frames - kFrames.size());
-  out += samples;
+  out += '[';
+  for (std::size_t i = 0; i < site.live_bytes_at_samples.size(); ++i) {
+    if (i > 0) out += ',';
+    append_integer(out, site.live_bytes_at_samples[i]);
+  }
+  out += ']';
   out.append(text, at_samples + kSamples.size());
 }
 
@@ -239,8 +237,13 @@ std::string report_file_text(const Report& report) {
   const std::string text = j.dump(indent);
   static const std::string kPlaceholder = "\"\\u0001sites\\u0001\"";
   const std::size_t at = text.find(kPlaceholder);
+  // Room for all of it at once: growing a report of megabytes by doubling copied it several times.
+  std::size_t room = text.size();
+  for (const SiteReport& site : report.sites) {
+    room += 2048 + site.frames.size() * 192 + site.live_bytes_at_samples.size() * 12;
+  }
   std::string out;
-  out.reserve(text.size() + report.sites.size() * 1024);
+  out.reserve(room);
   out.append(text, 0, at);
   out += '[';
   std::unordered_map<std::uintptr_t, std::string> frame_text;
