@@ -53,6 +53,13 @@ class LiveTable {
     --size_;
     return true;
   }
+  // Asks the cache for the address's home slot, ahead of a find, insert or take: a program's
+  // table is tens of megabytes, and each record of its stream would otherwise wait for memory.
+  void prefetch(std::uint64_t address) const {
+    const std::size_t i = slot_of(address);
+    __builtin_prefetch(&keys_[i]);
+    __builtin_prefetch(&values_[i]);
+  }
   std::size_t size() const { return size_; }
   template <class F>
   void for_each(F&& f) const {
