@@ -126,13 +126,17 @@ void Recorder::mark(std::uint64_t iteration, std::uint64_t clock,
                  stats[a].bytes_reserved.current - stats[a].bytes_in_use.current);
   }
   recording_.last_mark = sample(iteration, clock, stats);
-  // Only sites that changed since the last kept mark can read differently now.
-  for (const std::uint32_t id : dirty_) recording_.sites[id].last_mark_live_bytes = recording_.sites[id].live_bytes;
-  if ((recording_.iterations - 1) % recording_.mark_stride != 0) return;
+  // Only sites that changed since the last kept mark can read differently now. One pass over them
+  // (a program's time samples can each find a hundred thousand, scattered over its sites).
+  if ((recording_.iterations - 1) % recording_.mark_stride != 0) {
+    for (const std::uint32_t id : dirty_) recording_.sites[id].last_mark_live_bytes = recording_.sites[id].live_bytes;
+    return;
+  }
   const std::size_t index = recording_.marks.size();
   recording_.marks.push_back(recording_.last_mark);
   for (const std::uint32_t id : dirty_) {
     SiteRecord& s = recording_.sites[id];
+    s.last_mark_live_bytes = s.live_bytes;
     s.dirty = false;
     if (s.varies) continue;
     if (index == s.first_mark) {
