@@ -226,15 +226,16 @@ std::uint64_t scan_reachability(const LiveBlock* blocks, std::uint64_t n, std::u
       scan.groups = groups;
     }
   }
-  // A block of terabytes (reserved, never touched) would make the set too large: then none.
-  constexpr std::uint64_t kMaxGranules = std::uint64_t{1} << 24;
+  // Past 4 TiB of blocks the set would take tens of megabytes of the program's memory: then none
+  // (the search alone answers the same).
+  constexpr std::uint64_t kMaxGranules = std::uint64_t{1} << 22;
   std::uint64_t granule_count = 0;
   for (std::uint64_t i = 0; i < n && granule_count <= kMaxGranules; ++i) {
     granule_count += GranuleSet::granules_of(blocks[i].address, blocks[i].size);
   }
-  const std::uint64_t granule_slots = GranuleSet::capacity_for(granule_count);
-  auto* granule_memory =
-      granule_count <= kMaxGranules ? static_cast<std::uint64_t*>(map_pages(granule_slots * 8)) : nullptr;
+  const bool with_granules = granule_count <= kMaxGranules;
+  const std::uint64_t granule_slots = with_granules ? GranuleSet::capacity_for(granule_count) : 0;
+  auto* granule_memory = with_granules ? static_cast<std::uint64_t*>(map_pages(granule_slots * 8)) : nullptr;
   GranuleSet granules(granule_memory, granule_slots);
   if (granule_memory != nullptr) {
     for (std::uint64_t i = 0; i < n; ++i) granules.add(blocks[i].address, blocks[i].size);
