@@ -97,6 +97,32 @@ TEST(AgentSource, SiteRecordsThatCannotBeRebuiltAreRefused) {
   EXPECT_EQ(source.stack(SiteId(agent::kMaxSiteChain + 1)), (std::vector<std::uintptr_t>{0xa1}));
 }
 
+// Sizes come from outside: none past an address space, and no sum of live blocks either (the
+// fuzzer found a stream whose sizes overflowed tleak's live-byte count).
+TEST(AgentSource, SizesPastAnyAddressSpaceAreRefused) {
+  {
+    AgentSource source;
+    Message m;
+    m.add(hello()).add(site(1, 0)).add(alloc(1, 0x1000, std::uint64_t{1} << 60, 1));
+    EXPECT_THROW(source.consume(m.bytes()), StreamError);
+  }
+  {
+    AgentSource source;
+    Message m;
+    m.add(hello()).add(site(1, 0));
+    for (std::uint64_t i = 0; i < 300; ++i) m.add(alloc(i + 1, 0x1000 + i * 16, std::uint64_t{1} << 55, 1));
+    m.add(mark(1));
+    EXPECT_THROW(source.consume(m.bytes()), StreamError);
+  }
+  {
+    AgentSource source;  // the largest a process could hold is taken as it is
+    Message m;
+    m.add(hello()).add(site(1, 0)).add(alloc(1, 0x1000, std::uint64_t{1} << 55, 1)).add(mark(1));
+    source.consume(m.bytes());
+    EXPECT_EQ(source.live_bytes(), std::int64_t{1} << 55);
+  }
+}
+
 TEST(AgentSource, AFreeOfAnAddressItNeverSawIsIgnored) {
   AgentSource source;
   Message m;

@@ -10,6 +10,10 @@ namespace tleak::diagnosis {
 namespace {
 
 using agent::RecordHeader;
+
+// 2^56 bytes: past every 64-bit processor's virtual address space (x86-64's is 2^57 at most with
+// five-level paging, of which a process gets half), yet far from overflowing a signed 64-bit sum.
+constexpr std::uint64_t kMaxAddressSpace = std::uint64_t{1} << 56;
 using agent::RecordKind;
 
 template <class T>
@@ -188,8 +192,10 @@ void AgentSource::record(const unsigned char* at, std::uint32_t size) {
       need(sizeof(agent::AllocRecord));
       const auto a = read_as<agent::AllocRecord>(at);
       if (a.site >= agent::kMaxSites) throw StreamError("site id " + std::to_string(a.site) + " out of range");
+      if (a.size > kMaxAddressSpace) throw StreamError("allocation of " + std::to_string(a.size) + " bytes, past any address space");
       pending_.push_back({a.ns, order_++, a.address, a.size, a.site, false});
-      pending_allocated_ += static_cast<std::int64_t>(std::min<std::uint64_t>(a.size, INT64_MAX / 4));
+      // An upper bound for the budget guard: it need not grow past any address space either.
+      if (pending_allocated_ < static_cast<std::int64_t>(kMaxAddressSpace)) pending_allocated_ += static_cast<std::int64_t>(a.size);
       return;
     }
     case RecordKind::kFree: {
@@ -271,6 +277,9 @@ void AgentSource::drain_epoch() {
       apply_free(p.address);
       live_.insert(p.address, live);
     }
+    // Blocks of a real process never hold more than its address space; a stream that says they
+    // do would overflow every sum after it.
+    if (live_bytes_ > static_cast<std::int64_t>(kMaxAddressSpace - p.size)) throw StreamError("live blocks past any address space");
     live_bytes_ += static_cast<std::int64_t>(p.size);
     recorder_->on_allocate(block_info(p.address, live));
   });
