@@ -15,8 +15,7 @@ class GranuleSet {
 
   // Granules the blocks [start, start + size) cover, a zero-size block its start's.
   static std::uint64_t granules_of(std::uint64_t start, std::uint64_t size) {
-    const std::uint64_t last = size > 0 ? start + size - 1 : start;
-    return (last >> kShift) - (start >> kShift) + 1;
+    return last_granule(start, size) - (start >> kShift) + 1;
   }
   // Slots for `granules` granules: a power of two, at most half full.
   static std::uint64_t capacity_for(std::uint64_t granules) {
@@ -29,7 +28,7 @@ class GranuleSet {
   GranuleSet(std::uint64_t* slots, std::uint64_t capacity) : slots_(slots), mask_(capacity - 1) {}
 
   void add(std::uint64_t start, std::uint64_t size) {
-    const std::uint64_t last = (size > 0 ? start + size - 1 : start) >> kShift;
+    const std::uint64_t last = last_granule(start, size);
     for (std::uint64_t g = start >> kShift; g <= last; ++g) {
       std::uint64_t i = slot_of(g);
       while (slots_[i] != 0 && slots_[i] != g + 1) i = (i + 1) & mask_;
@@ -46,6 +45,9 @@ class GranuleSet {
   }
 
  private:
+  static std::uint64_t last_granule(std::uint64_t start, std::uint64_t size) {
+    return (size > 0 ? start + size - 1 : start) >> kShift;
+  }
   std::uint64_t slot_of(std::uint64_t granule) const { return (granule * 0x9e3779b97f4a7c15ull >> 32) & mask_; }
 
   std::uint64_t* slots_;

@@ -2,6 +2,8 @@
 
 #include <sys/mman.h>
 
+#include <bit>
+
 #include "agent_memory.h"
 
 namespace tleak::agent {
@@ -18,8 +20,6 @@ std::uint64_t mix(std::uint64_t h) {
 }
 
 constexpr std::uint64_t kHugePageTableBytes = std::uint64_t{4} << 20;
-
-std::uint64_t rotl(std::uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
 
 }  // namespace
 
@@ -50,8 +50,8 @@ StackKey SiteTable::key(const std::uint64_t* words, std::uint32_t count) {
     lane[k] = (lane[k] ^ words[i]) * kMultiplier[k];
     lane[k] ^= lane[k] >> 29;
   }
-  const std::uint64_t a = mix(lane[0] ^ mix(lane[1] + 0x632be59bd9b4e019ull) ^ mix(lane[2] ^ rotl(lane[3], 23)));
-  const std::uint64_t b = mix(lane[3] ^ mix(lane[2] + 0x8cb92ba72f3d8dd7ull) ^ mix(lane[0] - rotl(lane[1], 41)));
+  const std::uint64_t a = mix(lane[0] ^ mix(lane[1] + 0x632be59bd9b4e019ull) ^ mix(lane[2] ^ std::rotl(lane[3], 23)));
+  const std::uint64_t b = mix(lane[3] ^ mix(lane[2] + 0x8cb92ba72f3d8dd7ull) ^ mix(lane[0] - std::rotl(lane[1], 41)));
   return {a | 1, b};
 }
 

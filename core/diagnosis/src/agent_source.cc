@@ -10,11 +10,11 @@ namespace tleak::diagnosis {
 namespace {
 
 using agent::RecordHeader;
+using agent::RecordKind;
 
 // 2^56 bytes: past every 64-bit processor's virtual address space (x86-64's is 2^57 at most with
 // five-level paging, of which a process gets half), yet far from overflowing a signed 64-bit sum.
 constexpr std::uint64_t kMaxAddressSpace = std::uint64_t{1} << 56;
-using agent::RecordKind;
 
 template <class T>
 T read_as(const unsigned char* at) {
@@ -361,27 +361,23 @@ Recording AgentSource::snapshot() const { return recorder_->snapshot({clock_, it
 
 std::vector<std::uintptr_t> AgentSource::stack(SiteId site) const {
   std::vector<std::uintptr_t> frames;
-  if (site.value() < site_spans_.size() && site_spans_[site.value()].middle != nullptr) {
-    frames.reserve(site_spans_[site.value()].depth);
-    append_stack(site_spans_[site.value()], frames);
-  }
+  if (site.value() >= site_spans_.size() || site_spans_[site.value()].middle == nullptr) return frames;
+  const StackSpan& span = site_spans_[site.value()];
+  frames.reserve(span.depth);
+  for (std::size_t k = 0; k < span.depth; ++k) frames.push_back(frame_at(span, k));
   return frames;
 }
 
-// Recursion bounded by kMaxSiteChain: record() accepts no longer chain.
-void AgentSource::append_stack(const StackSpan& span, std::vector<std::uintptr_t>& out) const {
-  const std::size_t middle = span.depth - span.prefix - span.suffix;
-  if (span.base == 0) {
-    out.insert(out.end(), span.middle, span.middle + middle);
-    return;
+// Frame k of a span's stack: one of its own, or its base's at the same distance from the same end,
+// up a chain record() keeps within kMaxSiteChain.
+std::uintptr_t AgentSource::frame_at(const StackSpan& span, std::size_t k) const {
+  const StackSpan* at = &span;
+  while (k < at->prefix || k >= std::size_t{at->depth} - at->suffix) {
+    const StackSpan& base = site_spans_[at->base];
+    if (k >= at->prefix) k = base.depth - (at->depth - k);
+    at = &base;
   }
-  const StackSpan& base = site_spans_[span.base];
-  std::vector<std::uintptr_t> shared;
-  shared.reserve(base.depth);
-  append_stack(base, shared);
-  out.insert(out.end(), shared.begin(), shared.begin() + span.prefix);
-  out.insert(out.end(), span.middle, span.middle + middle);
-  out.insert(out.end(), shared.end() - span.suffix, shared.end());
+  return at->middle[k - at->prefix];
 }
 
 std::vector<ModuleInfo> AgentSource::modules() const { return modules_; }

@@ -120,7 +120,7 @@ class AgentSource {
     std::uint8_t suffix = 0;
     std::uint8_t chain = 0;  // sites between this one and a base-less one
   };
-  void append_stack(const StackSpan& span, std::vector<std::uintptr_t>& out) const;
+  std::uintptr_t frame_at(const StackSpan& span, std::size_t k) const;
   static constexpr std::size_t kFrameChunkWords = std::size_t{1} << 17;
   std::vector<StackSpan> site_spans_;  // by site id
   std::vector<std::unique_ptr<std::uintptr_t[]>> frame_chunks_;

@@ -170,12 +170,12 @@ class Recorder final : public EventSink {
   explicit Recorder(std::vector<AllocatorInfo> allocators, RecorderLimits limits = {});
 
   void on_allocate(const BlockInfo& block) override;
+  void on_free(const FreeEvent& event) override;
   // Asks the cache for a site's record ahead of an event of it (a program's sites are a hundred
   // megabytes of records: each event would otherwise wait for memory).
   void prefetch(SiteId site) const {
     if (site.value() < recording_.sites.size()) __builtin_prefetch(&recording_.sites[site.value()]);
   }
-  void on_free(const FreeEvent& event) override;
 
   // End of one iteration of the workload's loop. `stats` are the allocators' own, in registration
   // order (for reserved bytes); empty when the source has none (a program's malloc).
