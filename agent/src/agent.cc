@@ -207,7 +207,9 @@ void exit_handshake() {
   if (!channel_receive(blocks, n * sizeof(LiveBlock))) return;
   auto* record = reinterpret_cast<ReachRecord*>(message);
   std::uint64_t* bitmap = message + sizeof(ReachRecord) / 8;
-  record->roots_bytes = scan_reachability(blocks, n, bitmap, work);
+  DataOnlyKind kinds[kPythonDataOnlyKinds];
+  const int kind_count = python_data_only_kinds(kinds, kPythonDataOnlyKinds);
+  record->roots_bytes = scan_reachability(blocks, n, bitmap, work, kinds, kind_count);
   record->blocks = n;
   const std::uint64_t total = sizeof(ReachRecord) + bitmap_words * 8;
   record->header = {RecordKind::kReach, 0, static_cast<std::uint32_t>(total > 0xffffffffu ? 0 : total)};

@@ -7,6 +7,8 @@
 
 #include <cstring>
 
+#include <initializer_list>
+
 #include "python_layout.h"
 
 namespace tleak::agent {
@@ -14,6 +16,11 @@ namespace {
 
 const PythonLayout* g_layout = nullptr;
 std::uintptr_t g_runtime = 0;
+// The interpreter's own types whose objects' payload the exit scan skips.
+std::uintptr_t g_code_type = 0, g_bytes_type = 0, g_str_type = 0, g_type_type = 0;
+
+// A str's form, in its state word: the width of its characters and where they lie.
+constexpr std::uint32_t kStrKindShift = 2, kStrCompactBit = 5, kStrAsciiBit = 6, kStrReadyBit = 7;
 std::uintptr_t g_eval_start = 0, g_eval_end = 0;
 
 template <class T>
@@ -47,7 +54,7 @@ std::int32_t line_of(std::uintptr_t code, std::uint32_t instruction) {
   const auto table = read_at<std::uintptr_t>(code, l.code_linetable);
   std::int32_t line = read_at<std::int32_t>(code, l.code_firstlineno);
   if (table == 0) return line;
-  const auto size = read_at<std::int64_t>(table, l.bytes_size);
+  const auto size = read_at<std::int64_t>(table, l.var_size);
   if (size <= 0 || size > (1 << 24)) return line;
   LineTableReader r{reinterpret_cast<const std::uint8_t*>(table + l.bytes_data),
                     reinterpret_cast<const std::uint8_t*>(table + l.bytes_data) + size};
@@ -85,7 +92,8 @@ void copy_text(std::uintptr_t object, char* out, std::uint32_t out_bytes) {
   const PythonLayout& l = *g_layout;
   const auto length = read_at<std::int64_t>(object, l.unicode_length);
   const auto state = read_at<std::uint32_t>(object, l.unicode_state);
-  const std::uint32_t kind = (state >> 2) & 7, compact = (state >> 5) & 1, ascii = (state >> 6) & 1;
+  const std::uint32_t kind = (state >> kStrKindShift) & 7, compact = (state >> kStrCompactBit) & 1,
+                      ascii = (state >> kStrAsciiBit) & 1;
   if (!compact || length < 0) return;
   const std::uintptr_t data = object + (ascii ? l.unicode_ascii_data : l.unicode_compact_data);
   std::uint32_t n = 0;
@@ -124,7 +132,14 @@ bool python_init() {
   void* runtime = dlsym(RTLD_DEFAULT, "_PyRuntime");
   void* version = dlsym(RTLD_DEFAULT, "Py_Version");
   void* eval = dlsym(RTLD_DEFAULT, "_PyEval_EvalFrameDefault");
-  if (runtime == nullptr || version == nullptr || eval == nullptr) return false;
+  void* code_type = dlsym(RTLD_DEFAULT, "PyCode_Type");
+  void* bytes_type = dlsym(RTLD_DEFAULT, "PyBytes_Type");
+  void* str_type = dlsym(RTLD_DEFAULT, "PyUnicode_Type");
+  void* type_type = dlsym(RTLD_DEFAULT, "PyType_Type");
+  if (runtime == nullptr || version == nullptr || eval == nullptr || code_type == nullptr ||
+      bytes_type == nullptr || str_type == nullptr || type_type == nullptr) {
+    return false;
+  }
   const auto hex = *static_cast<const unsigned long*>(version);
   if (((hex >> 16) & 0xffff) != kPython311.version) return false;
   Dl_info info;
@@ -134,11 +149,43 @@ bool python_init() {
   g_eval_start = reinterpret_cast<std::uintptr_t>(eval);
   g_eval_end = g_eval_start + (symbol->st_size > 0 ? symbol->st_size : 1);
   g_runtime = reinterpret_cast<std::uintptr_t>(runtime);
+  g_code_type = reinterpret_cast<std::uintptr_t>(code_type);
+  g_bytes_type = reinterpret_cast<std::uintptr_t>(bytes_type);
+  g_str_type = reinterpret_cast<std::uintptr_t>(str_type);
+  g_type_type = reinterpret_cast<std::uintptr_t>(type_type);
   g_layout = &kPython311;
   return true;
 }
 
 bool python_enabled() { return g_layout != nullptr; }
+
+int python_data_only_kinds(DataOnlyKind* out, int max) {
+  if (g_layout == nullptr || max < kPythonDataOnlyKinds) return 0;
+  const PythonLayout& l = *g_layout;
+  // The scan reads an object's size in the word after its type.
+  if (l.var_size != 16 || l.unicode_length != 16) return 0;
+  int n = 0;
+  out[n++] = {.type = g_code_type, .data_offset = l.code_instructions, .unit_bytes = 2};
+  out[n++] = {.type = g_bytes_type, .data_offset = l.bytes_data, .unit_bytes = 1, .terminator = 1};
+  // A type's flags: high bits set that read as an address on a heap at 0x2000_0000. Only a
+  // type with a size of 0 (every built-in one).
+  out[n++] = {.type = g_type_type, .data_offset = l.type_flags, .unit_bytes = 8, .fixed_units = 1,
+              .when_offset = l.var_size, .when_mask = ~std::uint64_t{0}, .when_value = 0};
+  // A compact str: ASCII text after the short header, or 1, 2 or 4-byte characters after the
+  // longer one (whose UTF-8 pointer is part of the header, and so still read). Either ends in a
+  // NUL character.
+  constexpr std::uint64_t compact = 1u << kStrCompactBit, ascii = 1u << kStrAsciiBit,
+                          ready = 1u << kStrReadyBit, form = compact | ascii | ready | (7u << kStrKindShift);
+  out[n++] = {.type = g_str_type, .data_offset = l.unicode_ascii_data, .unit_bytes = 1, .terminator = 1,
+              .ascii = true, .when_offset = l.unicode_state, .when_mask = form,
+              .when_value = compact | ascii | ready | (1u << kStrKindShift)};
+  for (std::uint32_t width : {1u, 2u, 4u}) {
+    out[n++] = {.type = g_str_type, .data_offset = l.unicode_compact_data, .unit_bytes = width,
+                .terminator = width, .when_offset = l.unicode_state, .when_mask = form,
+                .when_value = compact | ready | (std::uint64_t{width} << kStrKindShift)};
+  }
+  return n;
+}
 
 bool in_eval_loop(std::uint64_t return_address) {
   return return_address > g_eval_start && return_address <= g_eval_end;

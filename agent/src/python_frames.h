@@ -10,6 +10,8 @@
 
 #include <cstdint>
 
+#include "reachability.h"
+
 namespace tleak::agent {
 
 struct PythonFrame {
@@ -23,6 +25,12 @@ struct PythonFrame {
 // without a layout).
 bool python_init();
 bool python_enabled();
+
+// The interpreter's objects whose payload is never a pointer, for the exit scan: a code object's
+// instructions, a bytes object's bytes, a str's text, a type's flags. Kinds of one type are adjacent. 0 without
+// Python (or less room than kPythonDataOnlyKinds).
+inline constexpr int kPythonDataOnlyKinds = 7;
+int python_data_only_kinds(DataOnlyKind* out, int max);
 
 // This thread's Python frames, innermost first; 0 for a thread that never ran Python.
 int python_stack(PythonFrame* out, int max);

@@ -26,6 +26,10 @@ struct PythonLayout {
   std::uint32_t frame_is_entry;  // set on the frame an eval loop was entered with from C
   std::uint32_t frame_owner;
   std::uint8_t owner_generator;  // a generator's frame is complete even before its first instruction
+  // PyVarObject: the size of a code object, a bytes object
+  std::uint32_t var_size;
+  // PyTypeObject
+  std::uint32_t type_flags;
   // PyCodeObject
   std::uint32_t code_filename;
   std::uint32_t code_qualname;
@@ -38,7 +42,6 @@ struct PythonLayout {
   std::uint32_t unicode_state;
   std::uint32_t unicode_ascii_data;    // sizeof(PyASCIIObject)
   std::uint32_t unicode_compact_data;  // sizeof(PyCompactUnicodeObject)
-  std::uint32_t bytes_size;
   std::uint32_t bytes_data;
 };
 
@@ -56,6 +59,8 @@ inline constexpr PythonLayout kPython311 = {
     .frame_is_entry = 68,
     .frame_owner = 69,
     .owner_generator = 1,
+    .var_size = 16,
+    .type_flags = 168,
     .code_filename = 112,
     .code_qualname = 128,
     .code_linetable = 136,
@@ -66,7 +71,6 @@ inline constexpr PythonLayout kPython311 = {
     .unicode_state = 32,
     .unicode_ascii_data = 48,
     .unicode_compact_data = 72,
-    .bytes_size = 16,
     .bytes_data = 32,
 };
 

@@ -14,6 +14,9 @@ namespace {
 
 constexpr std::uint64_t kChunkBytes = 64 * 1024;
 
+// Beyond this a data-only object's size is taken for a coincidence (no bytecode is 4 GiB).
+constexpr std::uint64_t kMaxPayloadUnits = std::uint64_t{1} << 32;
+
 // Blocks per group of the scan's two-level lookup.
 constexpr std::uint64_t kGroupBlocks = 64;
 
@@ -58,18 +61,88 @@ struct Scan {
     return inside ? lo - 1 : n;
   }
 
-  void words(const std::uint64_t* w, std::uint64_t count) {
+  const DataOnlyKind* kinds = nullptr;
+  int kind_count = 0;
+  // Where the next run of a root region starts, when not straight after the last: at an object
+  // whose header or payload the end of the run cut.
+  std::uint64_t resume_at = 0;
+
+  void mark(std::uint64_t at) {
+    if (reachable[at / 64] >> (at % 64) & 1) return;
+    reachable[at / 64] |= std::uint64_t{1} << (at % 64);
+    work[work_size++] = static_cast<std::uint32_t>(at);
+  }
+
+  // `count` words copied from `address`: a whole heap block, or one run of a root region that
+  // goes on to `limit`.
+  void words(const std::uint64_t* w, std::uint64_t count, std::uint64_t address, std::uint64_t limit,
+             bool whole_block) {
     for (std::uint64_t i = 0; i < count; ++i) {
       const std::uint64_t at = find(w[i]);
-      if (at == n || (reachable[at / 64] >> (at % 64) & 1)) continue;
-      reachable[at / 64] |= std::uint64_t{1} << (at % 64);
-      work[work_size++] = static_cast<std::uint32_t>(at);
+      if (at != n) {
+        mark(at);
+      } else if (kind_count > 0 && i > 0) {
+        i = past_data_only_payload(w, i, count, address, limit, whole_block);
+      }
     }
+  }
+
+  // If w[i] is the type word of a data-only object: marks what the rest of its header points to
+  // and returns the index of the payload's last word. Otherwise i.
+  std::uint64_t past_data_only_payload(const std::uint64_t* w, std::uint64_t i, std::uint64_t count,
+                                       std::uint64_t address, std::uint64_t limit, bool whole_block) {
+    int k = 0;
+    while (k < kind_count && w[i] != kinds[k].type) ++k;
+    if (k == kind_count) return i;
+    const std::uint64_t object = address + 8 * (i - 1);
+    const std::uint64_t run_end = whole_block ? limit : address + 8 * count;  // what can be read
+    // Cut by the end of the run (frozen objects lie side by side, and one always straddles a
+    // chunk): the next run starts at the object, if that is progress.
+    const auto cut = [&] {
+      if (whole_block || object == address || run_end >= limit) return i;
+      resume_at = object;
+      return count - 1;
+    };
+    if (i + 1 >= count) return cut();
+    std::uint64_t when = i;
+    for (;; ++k) {  // the first kind of this type whose condition holds
+      if (k == kind_count || w[i] != kinds[k].type) return i;
+      if (kinds[k].when_mask == 0) break;
+      when = i - 1 + kinds[k].when_offset / 8;
+      if (when >= count) return cut();
+      if ((w[when] & kinds[k].when_mask) == kinds[k].when_value) break;
+    }
+    const DataOnlyKind& kind = kinds[k];
+    if (whole_block && (kind.fixed_units != 0 || object != address)) return i;
+    const std::uint64_t units = kind.fixed_units != 0 ? kind.fixed_units : w[i + 1];
+    if (units == 0 || units > kMaxPayloadUnits) return i;
+    const std::uint64_t payload = object + kind.data_offset;
+    const std::uint64_t payload_end = payload + units * kind.unit_bytes;
+    const std::uint64_t object_end = payload_end + kind.terminator;
+    if (object_end > limit || (whole_block && (object_end + 7) / 8 != (limit + 7) / 8)) return i;
+    if (object_end > run_end) return cut();
+    const auto* bytes = reinterpret_cast<const unsigned char*>(w);  // from `address`
+    for (std::uint64_t b = payload_end - address; b < object_end - address; ++b) {
+      if (bytes[b] != 0) return i;
+    }
+    if (kind.ascii) {
+      for (std::uint64_t b = payload - address; b < payload_end - address; ++b) {
+        if (bytes[b] >= 0x80) return i;
+      }
+    }
+    // The rest of the header, less the words that told the kind: a size, a str's state (32 bits
+    // of flags, followed by 32 that were never written and hold whatever the memory held).
+    const std::uint64_t first = (payload - address) / 8;
+    for (std::uint64_t j = kind.fixed_units != 0 ? i + 1 : i + 2; j < first; ++j) {
+      const std::uint64_t at = j == when ? n : find(w[j]);
+      if (at != n) mark(at);
+    }
+    return (payload_end - address + 7) / 8 - 1;
   }
 
   // Memory that may vanish or fault under us (another thread's mappings, big blocks that are
   // their own mappings): read through the kernel, which answers EFAULT instead of SIGSEGV.
-  std::uint64_t* chunk;  // 64 KiB of the agent's own pages: never taken for a root
+  std::uint64_t* chunk = nullptr;  // 64 KiB of the agent's own pages: never taken for a root
 
   void region_checked(std::uintptr_t start, std::uintptr_t end) {
     const pid_t self = getpid();
@@ -84,7 +157,12 @@ struct Scan {
         start = (start + 4096) & ~std::uintptr_t{4095};  // skip the page that failed
         continue;
       }
-      words(chunk, static_cast<std::uint64_t>(got) / 8);
+      resume_at = 0;
+      words(chunk, static_cast<std::uint64_t>(got) / 8, start, end, false);
+      if (resume_at != 0) {
+        start = resume_at;
+        continue;
+      }
       start += static_cast<std::uint64_t>(got);
     }
   }
@@ -122,7 +200,7 @@ struct Scan {
       if (b.size >= (1u << 17)) {
         region_checked(b.address, b.address + b.size);
       } else {
-        words(reinterpret_cast<const std::uint64_t*>(b.address), b.size / 8);
+        words(reinterpret_cast<const std::uint64_t*>(b.address), b.size / 8, b.address, b.address + b.size, true);
       }
     }
   }
@@ -206,8 +284,8 @@ std::uint64_t parse_hex(const char*& p) {
 }  // namespace
 
 std::uint64_t scan_reachability(const LiveBlock* blocks, std::uint64_t n, std::uint64_t* reachable,
-                                std::uint32_t* work) {
-  Scan scan{blocks, n, reachable, work, 0, 0, 0, nullptr, 0, nullptr, nullptr};
+                                std::uint32_t* work, const DataOnlyKind* kinds, int kind_count) {
+  Scan scan{.blocks = blocks, .n = n, .reachable = reachable, .work = work, .kinds = kinds, .kind_count = kind_count};
   scan.chunk = static_cast<std::uint64_t*>(map_pages(kChunkBytes));
   if (scan.chunk == nullptr) return 0;
   std::uint64_t* group_starts = nullptr;

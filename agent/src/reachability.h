@@ -5,6 +5,12 @@
 // the calling thread's stack only from its current depth up, with its registers spilled there.
 // Then a flood fill: every aligned word that points into a live block (interior pointers count)
 // makes that block reachable, and its contents are scanned in turn.
+//
+// Except where a word is known not to be a pointer: the payload of objects of a data-only kind
+// (an interpreter's bytecode, bytes and text). On a non-PIE executable the heap lies at low addresses, where
+// ordinary data reads as heap addresses: in CPython 3.11's frozen modules, an instruction followed
+// by inline-cache units is 0x0??? 0000 in a word, line tables, short names ("dev2") and
+// a type's flags are no different, and about one leaked block in fifty read as reachable.
 #pragma once
 
 #include <cstdint>
@@ -16,9 +22,27 @@ struct LiveBlock {
   std::uint64_t size;
 };
 
+// Objects laid out as reference count, type, size (the type word tells them), whose `size` units
+// of `unit_bytes` from `data_offset` hold no pointers (or `fixed_units`, for a fixed field such
+// as a type's flags). A match must hold up: the payload followed by `terminator` zero bytes,
+// all of it ASCII if `ascii`, the header word at `when_offset` with `when_value` in the bits of
+// `when_mask` if set (a str's form decides where its text lies), and the whole object inside
+// the memory read at once: a heap block it fills exactly, or one run of a root region. A
+// coincidence (a tuple holding `str`, then a small number) fails one of these.
+struct DataOnlyKind {
+  std::uint64_t type;
+  std::uint32_t data_offset;  // a multiple of 8
+  std::uint32_t unit_bytes;
+  std::uint32_t fixed_units = 0;
+  std::uint32_t terminator = 0;
+  bool ascii = false;
+  std::uint32_t when_offset = 0;  // a multiple of 8
+  std::uint64_t when_mask = 0, when_value = 0;
+};
+
 // `blocks` sorted by address. Sets bit i of `reachable` (zeroed by the caller, ceil(n / 64) words)
 // when block i is reachable. `work` has room for n indices. Returns the root bytes scanned.
 std::uint64_t scan_reachability(const LiveBlock* blocks, std::uint64_t n, std::uint64_t* reachable,
-                                std::uint32_t* work);
+                                std::uint32_t* work, const DataOnlyKind* kinds, int kind_count);
 
 }  // namespace tleak::agent

@@ -30,6 +30,10 @@ int main(void) {
   CHECK(TLEAK_PY_FRAME_IS_ENTRY, offsetof(_PyInterpreterFrame, is_entry));
   CHECK(TLEAK_PY_FRAME_OWNER, offsetof(_PyInterpreterFrame, owner));
   CHECK(TLEAK_PY_OWNER_GENERATOR, FRAME_OWNED_BY_GENERATOR);
+  CHECK(TLEAK_PY_VAR_SIZE, offsetof(PyVarObject, ob_size));
+  CHECK(TLEAK_PY_VAR_SIZE, offsetof(PyCodeObject, ob_base.ob_size));
+  CHECK(TLEAK_PY_VAR_SIZE, offsetof(PyBytesObject, ob_base.ob_size));
+  CHECK(TLEAK_PY_TYPE_FLAGS, offsetof(PyTypeObject, tp_flags));
   CHECK(TLEAK_PY_CODE_FILENAME, offsetof(PyCodeObject, co_filename));
   CHECK(TLEAK_PY_CODE_QUALNAME, offsetof(PyCodeObject, co_qualname));
   CHECK(TLEAK_PY_CODE_LINETABLE, offsetof(PyCodeObject, co_linetable));
@@ -40,7 +44,6 @@ int main(void) {
   CHECK(TLEAK_PY_UNICODE_STATE, offsetof(PyASCIIObject, state));
   CHECK(TLEAK_PY_UNICODE_ASCII_DATA, sizeof(PyASCIIObject));
   CHECK(TLEAK_PY_UNICODE_COMPACT_DATA, sizeof(PyCompactUnicodeObject));
-  CHECK(TLEAK_PY_BYTES_SIZE, offsetof(PyVarObject, ob_size));
   CHECK(TLEAK_PY_BYTES_DATA, offsetof(PyBytesObject, ob_sval));
   printf("layout agrees with CPython %d.%d\n", PY_MAJOR_VERSION, PY_MINOR_VERSION);
   return 0;

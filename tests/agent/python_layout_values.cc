@@ -18,6 +18,8 @@ int main() {
   std::printf("#define TLEAK_PY_FRAME_IS_ENTRY %u\n", l.frame_is_entry);
   std::printf("#define TLEAK_PY_FRAME_OWNER %u\n", l.frame_owner);
   std::printf("#define TLEAK_PY_OWNER_GENERATOR %u\n", l.owner_generator);
+  std::printf("#define TLEAK_PY_VAR_SIZE %u\n", l.var_size);
+  std::printf("#define TLEAK_PY_TYPE_FLAGS %u\n", l.type_flags);
   std::printf("#define TLEAK_PY_CODE_FILENAME %u\n", l.code_filename);
   std::printf("#define TLEAK_PY_CODE_QUALNAME %u\n", l.code_qualname);
   std::printf("#define TLEAK_PY_CODE_LINETABLE %u\n", l.code_linetable);
@@ -28,7 +30,6 @@ int main() {
   std::printf("#define TLEAK_PY_UNICODE_STATE %u\n", l.unicode_state);
   std::printf("#define TLEAK_PY_UNICODE_ASCII_DATA %u\n", l.unicode_ascii_data);
   std::printf("#define TLEAK_PY_UNICODE_COMPACT_DATA %u\n", l.unicode_compact_data);
-  std::printf("#define TLEAK_PY_BYTES_SIZE %u\n", l.bytes_size);
   std::printf("#define TLEAK_PY_BYTES_DATA %u\n", l.bytes_data);
   return 0;
 }
