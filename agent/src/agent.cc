@@ -209,7 +209,9 @@ void exit_handshake() {
   std::uint64_t* bitmap = message + sizeof(ReachRecord) / 8;
   DataOnlyKind kinds[kPythonDataOnlyKinds];
   const int kind_count = python_data_only_kinds(kinds, kPythonDataOnlyKinds);
-  record->roots_bytes = scan_reachability(blocks, n, bitmap, work, kinds, kind_count);
+  PoolGeometry pools{};
+  const bool with_pools = python_object_pools(&pools);
+  record->roots_bytes = scan_reachability(blocks, n, bitmap, work, kinds, kind_count, with_pools ? &pools : nullptr);
   record->blocks = n;
   const std::uint64_t total = sizeof(ReachRecord) + bitmap_words * 8;
   record->header = {RecordKind::kReach, 0, static_cast<std::uint32_t>(total > 0xffffffffu ? 0 : total)};

@@ -187,6 +187,12 @@ int python_data_only_kinds(DataOnlyKind* out, int max) {
   return n;
 }
 
+bool python_object_pools(PoolGeometry* out) {
+  if (g_layout == nullptr) return false;
+  *out = g_layout->pools;
+  return true;
+}
+
 bool in_eval_loop(std::uint64_t return_address) {
   return return_address > g_eval_start && return_address <= g_eval_end;
 }

@@ -32,6 +32,9 @@ bool python_enabled();
 inline constexpr int kPythonDataOnlyKinds = 7;
 int python_data_only_kinds(DataOnlyKind* out, int max);
 
+// pymalloc's pool geometry in this interpreter, for the exit scan; false without Python.
+bool python_object_pools(PoolGeometry* out);
+
 // This thread's Python frames, innermost first; 0 for a thread that never ran Python.
 int python_stack(PythonFrame* out, int max);
 

@@ -7,6 +7,8 @@
 
 #include <cstdint>
 
+#include "object_pools.h"
+
 namespace tleak::agent {
 
 struct PythonLayout {
@@ -43,6 +45,9 @@ struct PythonLayout {
   std::uint32_t unicode_ascii_data;    // sizeof(PyASCIIObject)
   std::uint32_t unicode_compact_data;  // sizeof(PyCompactUnicodeObject)
   std::uint32_t bytes_data;
+  // pymalloc (Objects/obmalloc.c, not in any header: the scan believes a pool only when its header
+  // holds up, object_pools.h)
+  PoolGeometry pools;
 };
 
 // CPython 3.11 on x86-64 (Debian 12's python3.11).
@@ -72,6 +77,9 @@ inline constexpr PythonLayout kPython311 = {
     .unicode_ascii_data = 48,
     .unicode_compact_data = 72,
     .bytes_data = 32,
+    // 16 KiB pools (64-bit builds use large pools since 3.10), a 48-byte header, 16-byte classes up
+    // to 512 bytes.
+    .pools = {.pool_bytes = 16 * 1024, .first_block = 48, .size_quantum = 16, .classes = 32},
 };
 
 }  // namespace tleak::agent

@@ -8,11 +8,15 @@
 
 #include "agent_memory.h"
 #include "granule_set.h"
+#include "object_pools.h"
 
 namespace tleak::agent {
 namespace {
 
 constexpr std::uint64_t kChunkBytes = 64 * 1024;
+
+// Pools no larger than this, in a power of two, are read whole in one run.
+constexpr std::uint64_t kPoolAlignment = 16 * 1024;
 
 // Beyond this a data-only object's size is taken for a coincidence (no bytecode is 4 GiB).
 constexpr std::uint64_t kMaxPayloadUnits = std::uint64_t{1} << 32;
@@ -140,6 +144,33 @@ struct Scan {
     return (payload_end - address + 7) / 8 - 1;
   }
 
+  // An interpreter's small-object pools, or null: in a root region, only their blocks in use.
+  const PoolGeometry* pools = nullptr;
+  std::uint64_t pool_in_use[kMaxPoolBlocks / 64] = {};
+
+  // One run of a root region, less what pools in it do not use.
+  void root_run(const std::uint64_t* w, std::uint64_t count, std::uint64_t address, std::uint64_t limit) {
+    std::uint64_t from = 0;  // words before it are read
+    if (pools != nullptr) {
+      const std::uint64_t pool_bytes = pools->pool_bytes;
+      for (std::uint64_t pool = (address + pool_bytes - 1) / pool_bytes * pool_bytes;
+           pool + pool_bytes <= address + 8 * count; pool += pool_bytes) {
+        const std::uint64_t at = (pool - address) / 8;
+        std::uint32_t handed_out = 0;
+        const std::uint32_t size = pool_blocks_in_use(w + at, pool, *pools, pool_in_use, &handed_out);
+        if (size == 0) continue;
+        if (at > from) words(w + from, at - from, address + 8 * from, pool, false);
+        for (std::uint32_t b = 0; b < handed_out; ++b) {
+          if ((pool_in_use[b / 64] >> (b % 64) & 1) == 0) continue;
+          const std::uint64_t block = pool + pools->first_block + std::uint64_t{b} * size;
+          words(w + (block - address) / 8, size / 8, block, block + size, false);
+        }
+        from = at + pool_bytes / 8;
+      }
+    }
+    if (from < count) words(w + from, count - from, address + 8 * from, limit, false);
+  }
+
   // Memory that may vanish or fault under us (another thread's mappings, big blocks that are
   // their own mappings): read through the kernel, which answers EFAULT instead of SIGSEGV.
   std::uint64_t* chunk = nullptr;  // 64 KiB of the agent's own pages: never taken for a root
@@ -148,8 +179,9 @@ struct Scan {
     const pid_t self = getpid();
     start = (start + 7) & ~std::uintptr_t{7};
     while (start + 8 <= end) {
-      std::uint64_t bytes = end - start;
-      if (bytes > kChunkBytes) bytes = kChunkBytes;
+      // Runs end on a multiple of kPoolAlignment, so that no pool straddles two.
+      std::uint64_t bytes = kChunkBytes - start % kPoolAlignment;
+      if (bytes > end - start) bytes = end - start;
       iovec local{chunk, bytes};
       iovec remote{reinterpret_cast<void*>(start), bytes};
       const ssize_t got = process_vm_readv(self, &local, 1, &remote, 1, 0);
@@ -158,7 +190,7 @@ struct Scan {
         continue;
       }
       resume_at = 0;
-      words(chunk, static_cast<std::uint64_t>(got) / 8, start, end, false);
+      root_run(chunk, static_cast<std::uint64_t>(got) / 8, start, end);
       if (resume_at != 0) {
         start = resume_at;
         continue;
@@ -284,8 +316,13 @@ std::uint64_t parse_hex(const char*& p) {
 }  // namespace
 
 std::uint64_t scan_reachability(const LiveBlock* blocks, std::uint64_t n, std::uint64_t* reachable,
-                                std::uint32_t* work, const DataOnlyKind* kinds, int kind_count) {
+                                std::uint32_t* work, const DataOnlyKind* kinds, int kind_count,
+                                const PoolGeometry* pools) {
   Scan scan{.blocks = blocks, .n = n, .reachable = reachable, .work = work, .kinds = kinds, .kind_count = kind_count};
+  if (pools != nullptr && pools->pool_bytes <= kPoolAlignment && kPoolAlignment % pools->pool_bytes == 0 &&
+      pools->pool_bytes % 8 == 0 && pools->first_block % 8 == 0 && pools->first_block >= 48) {
+    scan.pools = pools;
+  }
   scan.chunk = static_cast<std::uint64_t*>(map_pages(kChunkBytes));
   if (scan.chunk == nullptr) return 0;
   std::uint64_t* group_starts = nullptr;

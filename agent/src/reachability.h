@@ -15,6 +15,8 @@
 
 #include <cstdint>
 
+#include "object_pools.h"
+
 namespace tleak::agent {
 
 struct LiveBlock {
@@ -42,7 +44,10 @@ struct DataOnlyKind {
 
 // `blocks` sorted by address. Sets bit i of `reachable` (zeroed by the caller, ceil(n / 64) words)
 // when block i is reachable. `work` has room for n indices. Returns the root bytes scanned.
+// `pools`, if not null: an interpreter's small-object pools, of which only the blocks in use are
+// read (object_pools.h).
 std::uint64_t scan_reachability(const LiveBlock* blocks, std::uint64_t n, std::uint64_t* reachable,
-                                std::uint32_t* work, const DataOnlyKind* kinds, int kind_count);
+                                std::uint32_t* work, const DataOnlyKind* kinds, int kind_count,
+                                const PoolGeometry* pools);
 
 }  // namespace tleak::agent
