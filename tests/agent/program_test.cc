@@ -383,7 +383,16 @@ TEST_F(ProgramRun, SignalToTleakWritesASnapshot) {
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
   ASSERT_EQ(posix_spawn(&pid, TLEAK_BINARY, nullptr, nullptr, argv.data(), environ), 0);
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  // tleak takes the signal over before it starts the program: once the program exists, the signal
+  // is tleak's to handle (a fixed 100 ms sleep was too short for an ASan build of tleak on a slow
+  // day, and the signal's default action ended it). The program then runs for 256 ms at least.
+  const std::string children = "/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children";
+  std::string child;
+  for (int wait = 0; wait < 3000 && child.empty(); ++wait) {
+    std::ifstream(children) >> child;
+    if (child.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_FALSE(child.empty()) << "tleak started no program in 30 s";
   kill(pid, SIGUSR2);
   int status = 0;
   waitpid(pid, &status, 0);
