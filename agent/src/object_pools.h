@@ -19,6 +19,9 @@ struct PoolGeometry {
 
 inline constexpr std::uint32_t kMaxPoolBlocks = 1024;
 
+// The header words read below: a pool's first block cannot start before their end.
+inline constexpr std::uint32_t kPoolHeaderBytes = 48;
+
 // The header of the pool at `pool`, whose pool_bytes are copied at `words`: the layout of
 // CPython's pool_header (3.8 to 3.12): a 32-bit count of blocks in use, the first free block
 // (free blocks are chained through their first word), two pool links, then 32-bit arena index,

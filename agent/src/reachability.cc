@@ -320,7 +320,7 @@ std::uint64_t scan_reachability(const LiveBlock* blocks, std::uint64_t n, std::u
                                 const PoolGeometry* pools) {
   Scan scan{.blocks = blocks, .n = n, .reachable = reachable, .work = work, .kinds = kinds, .kind_count = kind_count};
   if (pools != nullptr && pools->pool_bytes <= kPoolAlignment && kPoolAlignment % pools->pool_bytes == 0 &&
-      pools->pool_bytes % 8 == 0 && pools->first_block % 8 == 0 && pools->first_block >= 48) {
+      pools->pool_bytes % 8 == 0 && pools->first_block % 8 == 0 && pools->first_block >= kPoolHeaderBytes) {
     scan.pools = pools;
   }
   scan.chunk = static_cast<std::uint64_t*>(map_pages(kChunkBytes));
