@@ -310,10 +310,11 @@ TEST_F(ProgramRun, MaxSitesListsEveryFindingAndTheLargestBoundedSites) {
   }
 }
 
-// The program gets the environment the user gave tleak: glibc's tunables (which tleak never
-// sets for the program) exactly as they were, and none of them when there were none.
+// The program gets the environment the user gave tleak: glibc's tunables (which tleak sets for
+// itself, restarting on a huge-page heap, but never for the program) exactly as they were, none
+// of them when there were none, and nothing of tleak's restart.
 TEST_F(ProgramRun, TheProgramGetsTheUsersGlibcTunables) {
-  const std::string script = "env | grep -E '^GLIBC_TUNABLES' | sort; true";
+  const std::string script = "env | grep -E '^(GLIBC_TUNABLES|TLEAK_CALLER)' | sort; true";
   const std::string run_tleak = std::string(TLEAK_BINARY) + " run -o " + path("report.json") + " -- /bin/sh -c \"" + script + "\"";
   const auto unset = run_process("/usr/bin/env", {"-u", "GLIBC_TUNABLES", "/bin/sh", "-c", run_tleak});
   ASSERT_EQ(unset.exit_code, 0) << unset.err;
