@@ -1,5 +1,7 @@
 #include "tleak/symbolizer.h"
 
+#include "local_debuginfo.h"
+
 #include <cxxabi.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
@@ -36,14 +38,14 @@ struct Symbolizer::Dwarf {
 
   Dwarf() {
     callbacks.find_elf = dwfl_linux_proc_find_elf;
-    callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
+    callbacks.find_debuginfo = find_local_debuginfo;
     callbacks.debuginfo_path = &debuginfo_path;
     dwfl = dwfl_begin(&callbacks);
     report();
   }
   explicit Dwarf(const std::vector<ModuleInfo>& modules) : own_process(false) {
     callbacks.find_elf = dwfl_build_id_find_elf;
-    callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
+    callbacks.find_debuginfo = find_local_debuginfo;
     callbacks.section_address = dwfl_offline_section_address;
     callbacks.debuginfo_path = &debuginfo_path;
     dwfl = dwfl_begin(&callbacks);

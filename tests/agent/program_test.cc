@@ -135,6 +135,38 @@ TEST_F(ProgramRun, AClangBuiltProgramIsNamedByFileAndLineToo) {
   EXPECT_EQ(keep["allocations"], 30);
 }
 
+// Debug info split off into a file named by .gnu_debuglink (objcopy --only-keep-debug) is found
+// beside the program, and only when its CRC matches: another file of that name gives no lines.
+TEST_F(ProgramRun, DebugInfoNamedByADebuglinkIsFoundBesideTheProgram) {
+  const auto shell = [](const std::string& command) {
+    const auto r = run_process("/bin/sh", {"-c", command});
+    ASSERT_EQ(r.exit_code, 0) << command << "\n" << r.err;
+  };
+  // Without its build ID: the lookup by build ID must not be what finds it.
+  shell("cd " + dir_.string() + " && objcopy --only-keep-debug " + program("growth") + " growth.debug && " +
+        "objcopy --strip-debug --remove-section=.note.gnu.build-id --add-gnu-debuglink=growth.debug " +
+        program("growth") + " growth");
+  auto r = tleak_run({}, {path("growth"), "leaky"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Json& keep = site_at(at("growth.c", "KEEP"));
+  EXPECT_EQ(keep["verdict"], "growth");
+  EXPECT_EQ(keep["allocations"], 30);
+
+  shell("cd " + dir_.string() + " && objcopy --only-keep-debug " + program("threads") + " growth.debug");
+  r = tleak_run({}, {path("growth"), "leaky"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  int program_frames = 0;
+  for (const Json& s : report_["sites"]) {
+    for (const Json& f : s["frames"]) {
+      if (f["module"] != "growth") continue;
+      ++program_frames;
+      EXPECT_EQ(f["file"], "") << s["label"];  // no line from another program's debug info
+    }
+  }
+  EXPECT_GT(program_frames, 0);
+  EXPECT_EQ(report_["summary"]["verdict"], "growth");
+}
+
 TEST_F(ProgramRun, TheSameLoopFreeingItsBlockIsBounded) {
   const auto r = tleak_run({"--fail-on", "any"}, {program("growth"), "fixed"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
