@@ -9,6 +9,7 @@
 #include "agent_memory.h"
 #include "granule_set.h"
 #include "object_pools.h"
+#include "untouched_pages.h"
 
 namespace tleak::agent {
 namespace {
@@ -174,28 +175,64 @@ struct Scan {
   // Memory that may vanish or fault under us (another thread's mappings, big blocks that are
   // their own mappings): read through the kernel, which answers EFAULT instead of SIGSEGV.
   std::uint64_t* chunk = nullptr;  // 64 KiB of the agent's own pages: never taken for a root
+  pid_t self = 0;
+  UntouchedPages untouched{};
+  bool run_touched = true;  // whether the last read_run() found a page the program touched
+
+  // Copies [start, start + bytes) into `chunk`, pages the program never touched as the zeros they
+  // hold (read, they would cost a fault each). Returns how many bytes from `start` were read.
+  std::uint64_t read_run(std::uintptr_t start, std::uint64_t bytes) {
+    constexpr std::uint64_t kMaxPieces = kChunkBytes / kPageBytes + 1;
+    iovec local[kMaxPieces], remote[kMaxPieces];
+    int pieces = 0;
+    auto* into = reinterpret_cast<unsigned char*>(chunk);
+    for (std::uintptr_t at = start; at < start + bytes;) {
+      const std::uintptr_t page_end = (at / kPageBytes + 1) * kPageBytes;
+      const std::uintptr_t to = page_end < start + bytes ? page_end : start + bytes;
+      if (untouched.never_touched(at)) {
+        std::memset(into + (at - start), 0, to - at);
+      } else if (pieces > 0 && reinterpret_cast<std::uintptr_t>(remote[pieces - 1].iov_base) +
+                                       remote[pieces - 1].iov_len == at) {
+        local[pieces - 1].iov_len += to - at;
+        remote[pieces - 1].iov_len += to - at;
+      } else {
+        local[pieces] = {into + (at - start), to - at};
+        remote[pieces] = {reinterpret_cast<void*>(at), to - at};
+        ++pieces;
+      }
+      at = to;
+    }
+    run_touched = pieces > 0;
+    if (pieces == 0) return bytes;
+    const ssize_t got = process_vm_readv(self, local, static_cast<unsigned long>(pieces), remote,
+                                         static_cast<unsigned long>(pieces), 0);
+    // A read stops at the first page that failed: what lies before it counts.
+    std::uint64_t left = got > 0 ? static_cast<std::uint64_t>(got) : 0;
+    for (int i = 0; i < pieces; ++i) {
+      if (left < remote[i].iov_len) return reinterpret_cast<std::uintptr_t>(remote[i].iov_base) + left - start;
+      left -= remote[i].iov_len;
+    }
+    return bytes;
+  }
 
   void region_checked(std::uintptr_t start, std::uintptr_t end) {
-    const pid_t self = getpid();
     start = (start + 7) & ~std::uintptr_t{7};
     while (start + 8 <= end) {
       // Runs end on a multiple of kPoolAlignment, so that no pool straddles two.
       std::uint64_t bytes = kChunkBytes - start % kPoolAlignment;
       if (bytes > end - start) bytes = end - start;
-      iovec local{chunk, bytes};
-      iovec remote{reinterpret_cast<void*>(start), bytes};
-      const ssize_t got = process_vm_readv(self, &local, 1, &remote, 1, 0);
-      if (got <= 0) {
-        start = (start + 4096) & ~std::uintptr_t{4095};  // skip the page that failed
+      const std::uint64_t got = read_run(start, bytes) & ~std::uint64_t{7};
+      if (got == 0) {
+        start = (start + kPageBytes) & ~(kPageBytes - 1);  // skip the page that failed
         continue;
       }
       resume_at = 0;
-      root_run(chunk, static_cast<std::uint64_t>(got) / 8, start, end);
+      if (run_touched) root_run(chunk, got / 8, start, end);
       if (resume_at != 0) {
         start = resume_at;
         continue;
       }
-      start += static_cast<std::uint64_t>(got);
+      start += got;
     }
   }
 
@@ -319,6 +356,8 @@ std::uint64_t scan_reachability(const LiveBlock* blocks, std::uint64_t n, std::u
                                 std::uint32_t* work, const DataOnlyKind* kinds, int kind_count,
                                 const PoolGeometry* pools) {
   Scan scan{.blocks = blocks, .n = n, .reachable = reachable, .work = work, .kinds = kinds, .kind_count = kind_count};
+  scan.self = getpid();
+  scan.untouched.open();
   if (pools != nullptr && pools->pool_bytes <= kPoolAlignment && kPoolAlignment % pools->pool_bytes == 0 &&
       pools->pool_bytes % 8 == 0 && pools->first_block % 8 == 0 && pools->first_block >= kPoolHeaderBytes) {
     scan.pools = pools;
@@ -364,6 +403,7 @@ std::uint64_t scan_reachability(const LiveBlock* blocks, std::uint64_t n, std::u
   unmap_pages(scan.chunk, kChunkBytes);
   if (group_starts != nullptr) unmap_pages(group_starts, groups * 8);
   if (granule_memory != nullptr) unmap_pages(granule_memory, granule_slots * 8);
+  scan.untouched.close();
   return roots;
 }
 

@@ -1,0 +1,46 @@
+// Which pages of this process it never touched, from /proc/self/pagemap: neither in memory nor
+// in swap. Such a page holds zeros (anonymous memory, bss) or its file's bytes unchanged (a
+// module's data never written), neither of which can hold the address of a block allocated at
+// run time, so the exit scan need not read it; reading it would fault it in, one fault per page.
+// On the PyTorch loop about half of the 82 MB of roots were never touched. Without pagemap (no
+// /proc), every page counts as touched. No allocation: the agent runs this at exit, inside
+// malloc's caller.
+#pragma once
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdint>
+
+namespace tleak::agent {
+
+inline constexpr std::uint64_t kPageBytes = 4096;
+
+class UntouchedPages {
+ public:
+  void open() { fd_ = ::open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC); }
+  void close() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+
+  bool never_touched(std::uintptr_t address) {
+    if (fd_ < 0) return false;
+    const std::uint64_t page = address / kPageBytes;
+    if (page < first_ || page >= first_ + count_) {
+      const ssize_t got = pread(fd_, entries_, sizeof entries_, static_cast<off_t>(page * 8));
+      if (got < 8) return false;
+      first_ = page;
+      count_ = static_cast<std::uint64_t>(got) / 8;
+    }
+    constexpr std::uint64_t kPresent = std::uint64_t{1} << 63, kSwapped = std::uint64_t{1} << 62;
+    return (entries_[page - first_] & (kPresent | kSwapped)) == 0;
+  }
+
+ private:
+  int fd_ = -1;
+  std::uint64_t first_ = 0, count_ = 0;  // the pages entries_ describes
+  std::uint64_t entries_[512] = {};
+};
+
+}  // namespace tleak::agent
