@@ -73,6 +73,7 @@ void fill_findings(Report& report, const Recording& rec, const Diagnosis& diagno
   Summary& summary = report.summary;
   report.omitted_sites = diagnosis.omitted;
   summary.bounded_sites = diagnosis.omitted.sites;
+  report.sites.reserve(report.sites.size() + diagnosis.sites.size());
   for (const SiteFinding& f : diagnosis.sites) {
     summary.leak_sites += f.verdict == Verdict::kLeak;
     summary.growth_sites += f.verdict == Verdict::kGrowth;
@@ -85,7 +86,9 @@ void fill_findings(Report& report, const Recording& rec, const Diagnosis& diagno
     s.allocator = rec.allocator_names[f.allocator];
     // Frames below main are process start-up, the same for every site; resolving them would
     // mean loading the C library's debug info for nothing.
-    for (const std::uintptr_t address : stack(f.site)) {
+    const std::vector<std::uintptr_t> addresses = stack(f.site);
+    s.frames.reserve(addresses.size());
+    for (const std::uintptr_t address : addresses) {
       s.frames.push_back(resolve(address));
       if (s.frames.back().function == "main") break;
     }
