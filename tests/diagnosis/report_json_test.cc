@@ -209,7 +209,24 @@ TEST(ReportJson, FileTextIsTheSameDocumentAsToJson) {
   r.sites[0].frames.push_back(odd);
   odd.address = 0;
   r.sites[0].frames.push_back(odd);
+  // Every member the site writer spells out itself, with values that test its number and text forms.
+  SiteReport& s = r.sites[0];
+  s.reason = "rose \"fast\"\tat caf\xc3\xa9";
+  s.label = "f (a.cc:1)";
+  s.allocator = "malloc";
+  s.allocations = 18446744073709551615ULL;
+  s.bytes_allocated = -1;
+  s.growth.confidence = 0.123456789012345;
+  s.growth.tail_slope_bytes_per_iteration = -3.5e-7;
+  s.growth.rise_bytes = -9223372036854775807LL - 1;
+  s.retained = {true, 4, 5, 1e300, 0.0, 6, 7, 8};
+  SiteReport flat = s;
+  flat.growth.plateau_iteration.reset();
+  flat.frames.clear();
+  flat.live_bytes_at_samples.clear();
+  r.sites.push_back(flat);
   EXPECT_EQ(nlohmann::json::parse(report_file_text(r)), to_json(r));
+  r.sites.pop_back();
   for (std::size_t i = 0; i <= kLargeReportSites; ++i) r.sites.push_back(r.sites[0]);
   const std::string compact = report_file_text(r);
   EXPECT_EQ(std::count(compact.begin(), compact.end(), '\n'), 1);

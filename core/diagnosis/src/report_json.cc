@@ -187,45 +187,120 @@ void append_frame(std::string& out, const Frame& f) {
   out += '}';
 }
 
-// A site's JSON with its frames and samples written directly: a program's report can hold
-// hundreds of thousands of frames and millions of samples, and a JSON node each (built, dumped,
-// freed) costs far more than the text. Frames shared by many sites are written once.
+// A number as nlohmann writes it (shortest round trip, "0.0" for zero, null if not finite).
+void append_double(std::string& out, double value) { out += nlohmann::json(value).dump(); }
+
+// The members of one JSON object, written straight into `out` in the layout nlohmann's dump
+// gives (members on their own lines at `depth` when indenting, else none).
+class ObjectWriter {
+ public:
+  ObjectWriter(std::string& out, int indent, int depth) : out_(out), indent_(indent), depth_(depth) { out_ += '{'; }
+  std::string& key(const char* name) {
+    if (!first_) out_ += ',';
+    first_ = false;
+    if (indent_ >= 0) {
+      out_ += '\n';
+      out_.append(static_cast<std::size_t>(indent_ * (depth_ + 1)), ' ');
+    }
+    out_ += '"';
+    out_ += name;
+    out_ += indent_ >= 0 ? "\": " : "\":";
+    return out_;
+  }
+  template <class Integer>
+  void integer(const char* name, Integer value) { append_integer(key(name), value); }
+  void number(const char* name, double value) { append_double(key(name), value); }
+  void boolean(const char* name, bool value) { key(name) += value ? "true" : "false"; }
+  void text(const char* name, const std::string& value) { append_string(key(name), value); }
+  void close() {
+    if (!first_ && indent_ >= 0) {
+      out_ += '\n';
+      out_.append(static_cast<std::size_t>(indent_ * depth_), ' ');
+    }
+    out_ += '}';
+  }
+
+ private:
+  std::string& out_;
+  int indent_, depth_;
+  bool first_ = true;
+};
+
+// A site's JSON written directly, members in nlohmann's (sorted) order: a program's report holds a
+// thousand sites, and building each as a tree of JSON nodes to dump it cost more than the text.
+// Frames shared by many sites are written once.
 void append_site(std::string& out, const SiteReport& site, int indent,
                  std::unordered_map<std::uintptr_t, std::string>& frame_text) {
-  static const std::string kSamples = "\"\\u0001samples\\u0001\"";
-  static const std::string kFrames = "\"\\u0001frames\\u0001\"";
-  SiteReport bare = site;
-  bare.frames.clear();
-  bare.live_bytes_at_samples.clear();
-  nlohmann::json j = bare;
-  j["live_bytes_at_samples"] = "\u0001samples\u0001";
-  j["frames"] = "\u0001frames\u0001";
-  const std::string text = j.dump(indent);
-  // "frames" sorts before "live_bytes_at_samples"; both go straight into `out`.
-  const std::size_t at_frames = text.find(kFrames);
-  const std::size_t at_samples = text.find(kSamples, at_frames);
-  out.append(text, 0, at_frames);
-  out += '[';
+  ObjectWriter o(out, indent, 0);
+  o.integer("allocations", site.allocations);
+  o.text("allocator", site.allocator);
+  o.integer("bytes_allocated", site.bytes_allocated);
+  o.integer("final_live_bytes", site.final_live_bytes);
+  std::string& frames = o.key("frames");
+  frames += '[';
   for (std::size_t i = 0; i < site.frames.size(); ++i) {
-    if (i > 0) out += ',';
+    if (i > 0) frames += ',';
     const Frame& f = site.frames[i];
     if (f.address == 0) {
-      append_frame(out, f);
+      append_frame(frames, f);
       continue;
     }
     auto [it, fresh] = frame_text.try_emplace(f.address);
     if (fresh) append_frame(it->second, f);
-    out += it->second;
+    frames += it->second;
   }
-  out += ']';
-  out.append(text, at_frames + kFrames.size(), at_samples - at_frames - kFrames.size());
-  out += '[';
+  frames += ']';
+  o.integer("frees", site.frees);
+  {
+    const GrowthFigures& g = site.growth;
+    ObjectWriter growth(o.key("growth"), indent, 1);
+    growth.boolean("assessed", g.assessed);
+    growth.number("confidence", g.confidence);
+    growth.integer("first_iteration", g.first_iteration);
+    growth.integer("last_iteration", g.last_iteration);
+    if (g.plateau_iteration) {
+      growth.integer("plateau_iteration", *g.plateau_iteration);
+    } else {
+      growth.key("plateau_iteration") += "null";
+    }
+    growth.integer("rise_bytes", g.rise_bytes);
+    growth.integer("samples", g.samples);
+    growth.number("slope_bytes_per_iteration", g.slope_bytes_per_iteration);
+    growth.number("tail_slope_bytes_per_iteration", g.tail_slope_bytes_per_iteration);
+    growth.close();
+  }
+  o.integer("id", site.id);
+  o.text("label", site.label);
+  o.integer("leaked_blocks", site.leaked_blocks);
+  o.integer("leaked_bytes", site.leaked_bytes);
+  std::string& samples = o.key("live_bytes_at_samples");
+  samples += '[';
   for (std::size_t i = 0; i < site.live_bytes_at_samples.size(); ++i) {
-    if (i > 0) out += ',';
-    append_integer(out, site.live_bytes_at_samples[i]);
+    if (i > 0) samples += ',';
+    append_integer(samples, site.live_bytes_at_samples[i]);
   }
-  out += ']';
-  out.append(text, at_samples + kSamples.size());
+  samples += ']';
+  o.integer("peak_live_bytes", site.peak_live_bytes);
+  o.integer("reachable_at_exit_blocks", site.reachable_at_exit_blocks);
+  o.integer("reachable_at_exit_bytes", site.reachable_at_exit_bytes);
+  o.text("reason", site.reason);
+  {
+    const RetainedFigures& r = site.retained;
+    ObjectWriter retained(o.key("retained"), indent, 1);
+    retained.integer("drag_iterations_max", r.drag_iterations_max);
+    retained.integer("drag_ops_max", r.drag_ops_max);
+    retained.number("drag_ops_mean", r.drag_ops_mean);
+    retained.number("drag_share", r.drag_share);
+    retained.boolean("measured", r.measured);
+    retained.integer("peak_dead_bytes", r.peak_dead_bytes);
+    retained.integer("peak_if_freed_at_last_use_bytes", r.peak_if_freed_at_last_use_bytes);
+    retained.integer("resolution_events", r.resolution_events);
+    retained.close();
+  }
+  o.integer("unjudged_at_exit_blocks", site.unjudged_at_exit_blocks);
+  o.integer("unjudged_at_exit_bytes", site.unjudged_at_exit_bytes);
+  o.text("verdict", site.verdict);
+  o.close();
 }
 
 }  // namespace
