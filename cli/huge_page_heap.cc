@@ -63,9 +63,16 @@ void use_huge_page_heap(int argc, char** argv) {
   const std::string caller = tunables != nullptr ? std::string("=") + tunables : std::string();
   const std::string ours = (tunables != nullptr && tunables[0] != '\0' ? std::string(tunables) + ":" : std::string()) +
                            "glibc.malloc.hugetlb=1";
+  // The file itself, not /proc/self/exe: the process keeps its name ("tleak", not "exe") in ps and
+  // top. Replaced or removed since it started: no restart.
+  char self[4096];
+  const ssize_t length = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (length <= 0 || length >= static_cast<ssize_t>(sizeof self - 1)) return;
+  self[length] = '\0';
+  if (access(self, X_OK) != 0) return;
   if (setenv(kCallerTunables, caller.c_str(), 1) != 0 || setenv(kTunables, ours.c_str(), 1) != 0) return;
-  execv("/proc/self/exe", argv);
-  // No /proc, or the binary is gone: go on as started, with the caller's environment.
+  execv(self, argv);
+  // The exec failed: go on as started, with the caller's environment.
   if (tunables != nullptr) {
     setenv(kTunables, caller.c_str() + 1, 1);
   } else {

@@ -356,6 +356,13 @@ TEST_F(ProgramRun, TheProgramGetsTheUsersGlibcTunables) {
   EXPECT_EQ(own.out, "GLIBC_TUNABLES=glibc.malloc.check=0\n");
 }
 
+// tleak's restart onto a huge-page heap keeps its name: ps and top show "tleak", not "exe".
+TEST_F(ProgramRun, TleakKeepsItsNameWhileItRunsAProgram) {
+  const auto r = tleak_run({}, {"/bin/sh", "-c", "cat /proc/$PPID/comm"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "tleak\n");
+}
+
 // The agent brings into a program only what it must (libunwind, libgcc's unwinder): a C program
 // gets no C++ runtime from it, whose symbols would otherwise come first for every library the
 // program loads.
