@@ -230,6 +230,9 @@ bool active() { return g_status.load(std::memory_order_relaxed) == kOn && !t_ins
 
 bool inside_agent() { return t_inside; }
 
+PassThrough::PassThrough() : was_inside_(t_inside) { t_inside = true; }
+PassThrough::~PassThrough() { t_inside = was_inside_; }
+
 namespace {
 
 struct NewPythonFrame {

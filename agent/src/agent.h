@@ -23,6 +23,20 @@ void record_free_at(const void* address, std::uint64_t ns);
 void fence(RecordKind kind, const char* name);
 
 bool active();
+
+// While one lives, this thread's calls of the interposed functions pass through unrecorded. For a
+// C library function that calls another interposed one (glibc's reallocarray calls realloc
+// through the PLT): the block is recorded once, by the outer call, at the program's stack.
+class PassThrough {
+ public:
+  PassThrough();
+  ~PassThrough();
+  PassThrough(const PassThrough&) = delete;
+  PassThrough& operator=(const PassThrough&) = delete;
+
+ private:
+  bool was_inside_;
+};
 // Whether this thread is running the agent's own code (libunwind's calls while it captures a
 // stack are; a signal handler that interrupted the agent is too).
 bool inside_agent();

@@ -55,7 +55,11 @@ TLEAK_EXPORT void* realloc(void* ptr, size_t size) {
 
 TLEAK_EXPORT void* reallocarray(void* ptr, size_t count, size_t size) {
   const uint64_t freed_ns = ptr != nullptr ? agent::free_stamp() : 0;
-  void* fresh = real::reallocarray(ptr, count, size);
+  void* fresh;
+  {
+    const agent::PassThrough nested;  // glibc's reallocarray is realloc (ours) after its check
+    fresh = real::reallocarray(ptr, count, size);
+  }
   // A failed overflow check leaves the old block alone, whatever count * size wrapped to; else it
   // is realloc (a zero size frees the old block, as realloc's does).
   if (size != 0 && count > SIZE_MAX / size) return fresh;

@@ -1,9 +1,12 @@
 /* realloc chains, aligned allocations and a fork whose child allocates.
  *   REALLOC: a buffer grown by realloc 100 times to 100,000 B, then freed: nothing left.
+ *   REALLOCARRAY: an int array grown by reallocarray 50 times to 50 x 100 ints, then freed; one
+ *            call whose count * size overflows fails with ENOMEM and leaves the array as it was.
  *   ALIGNED: posix_memalign(64, 1000), aligned_alloc(4096, 8192), memalign(256, 3000), valloc(5000)
  *            all freed; each reported with its requested size and alignment kept.
  *   CHILD:   the forked child allocates 1 MiB and exits without freeing: not the parent's.
  * Exits with status 7, so tleak's handling of a failing program is seen too. */
+#include <errno.h>
 #include <malloc.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -19,6 +22,17 @@ int main(void) {
     memset(buffer, i, (size_t)i * 1000);
   }
   free(buffer);
+
+  int* array = NULL;
+  for (int i = 1; i <= 50; ++i) {
+    array = reallocarray(array, (size_t)i * 100, sizeof(int)); /* REALLOCARRAY */
+    array[i * 100 - 1] = i;
+  }
+  volatile size_t too_many = SIZE_MAX / 2; /* not folded: the compiler would warn of the overflow */
+  errno = 0;
+  const int overflow_refused = reallocarray(array, too_many, sizeof(int)) == NULL && errno == ENOMEM &&
+                               array[4999] == 50;
+  free(array);
 
   void* a = NULL;
   if (posix_memalign(&a, 64, 1000) != 0) return 1; /* ALIGNED */
@@ -42,6 +56,7 @@ int main(void) {
   }
   int status = 0;
   waitpid(child, &status, 0);
-  printf("aligned %s, child exit %d\n", aligned ? "ok" : "WRONG", WEXITSTATUS(status));
+  printf("aligned %s, overflow %s, child exit %d\n", aligned ? "ok" : "WRONG", overflow_refused ? "refused" : "WRONG",
+         WEXITSTATUS(status));
   return 7;
 }
