@@ -193,6 +193,8 @@ void Symbolizer::add_modules(const std::vector<ModuleInfo>& modules) { dwarf_->a
 
 bool Symbolizer::prepare_next_module() { return dwarf_->prepare_next(); }
 
+bool Symbolizer::all_modules_prepared() const { return dwarf_->unprepared.empty(); }
+
 const Frame& Symbolizer::symbolize(std::uintptr_t return_address) {
   if (const auto hit = cache_.find(return_address); hit != cache_.end()) return hit->second;
 

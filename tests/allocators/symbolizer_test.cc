@@ -2,13 +2,11 @@
 
 #include <gtest/gtest.h>
 
-#include <link.h>
-#include <unistd.h>
-
-#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "own_modules.h"
 
 namespace tleak {
 namespace {
@@ -47,32 +45,7 @@ TEST(Symbolizer, UnknownAddressesAreMarkedNotInvented) {
   EXPECT_EQ(frame.line, 0);
 }
 
-// This process's modules as a recording would give them (no build ids: none to check).
-std::vector<ModuleInfo> own_modules() {
-  std::vector<ModuleInfo> modules;
-  dl_iterate_phdr(
-      [](dl_phdr_info* info, std::size_t, void* out) {
-        ModuleInfo m;
-        m.path = info->dlpi_name != nullptr ? info->dlpi_name : "";
-        if (m.path.empty()) {
-          char exe[4096] = {};
-          const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-          m.path = std::string(exe, n > 0 ? static_cast<std::size_t>(n) : 0);
-        }
-        m.load_bias = info->dlpi_addr;
-        m.start = ~std::uintptr_t{0};
-        for (int i = 0; i < info->dlpi_phnum; ++i) {
-          if (info->dlpi_phdr[i].p_type != PT_LOAD) continue;
-          const std::uintptr_t begin = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
-          m.start = std::min(m.start, begin);
-          m.end = std::max(m.end, begin + info->dlpi_phdr[i].p_memsz);
-        }
-        static_cast<std::vector<ModuleInfo>*>(out)->push_back(m);
-        return 0;
-      },
-      &modules);
-  return modules;
-}
+using testing::own_modules;
 
 TEST(Symbolizer, ModulesAddedAndReadAheadResolveAsThoseGivenAtOnce) {
   const std::uintptr_t address = return_address_into_this_test();
@@ -85,12 +58,14 @@ TEST(Symbolizer, ModulesAddedAndReadAheadResolveAsThoseGivenAtOnce) {
   Symbolizer ahead(std::vector<ModuleInfo>{});
   EXPECT_FALSE(ahead.prepare_next_module());  // nothing added yet
   ahead.add_modules({modules.begin(), modules.begin() + 1});
+  EXPECT_FALSE(ahead.all_modules_prepared());
   ahead.add_modules(modules);  // the first again, then the rest: each module once
   std::size_t prepared = 0;
   while (ahead.prepare_next_module()) ++prepared;
   std::size_t on_disk = 0;
   for (const ModuleInfo& m : modules) on_disk += !m.path.empty() && m.path[0] == '/';
   EXPECT_EQ(prepared, on_disk);
+  EXPECT_TRUE(ahead.all_modules_prepared());
   ahead.add_modules(modules);
   EXPECT_FALSE(ahead.prepare_next_module());
 

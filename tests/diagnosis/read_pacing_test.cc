@@ -9,20 +9,18 @@ namespace {
 
 constexpr std::uint64_t kMs = 1'000'000;
 
-// The first read has no earlier one to measure a rate from: no pause, no slow work on a guess (the
-// program may be about to stream hard).
+// The first read has no earlier one to measure a rate from: no pause on a guess (the program may
+// be about to stream hard).
 TEST(ReadPacing, TheFirstReadKnowsNoRate) {
   ReadPacing pacing(4 << 20);
   EXPECT_EQ(pacing.pause_after(100, 5'000 * kMs), 0u);
-  EXPECT_FALSE(pacing.room_for_slow_work());
 }
 
-TEST(ReadPacing, ATrickleIsReadEveryTwoMillisecondsAndLeavesRoomForSlowWork) {
+TEST(ReadPacing, ATrickleIsReadEveryTwoMilliseconds) {
   ReadPacing pacing(4 << 20);
   pacing.pause_after(0, 100 * kMs);  // the first read sets the clock
   // 16 KiB in 2 ms, 8 MB/s: the buffer would take half a second to fill.
   EXPECT_EQ(pacing.pause_after(16 << 10, 102 * kMs), ReadPacing::kLongestPauseNs);
-  EXPECT_TRUE(pacing.room_for_slow_work());
 }
 
 TEST(ReadPacing, AFastStreamIntoASmallBufferGetsAShortPause) {
@@ -32,7 +30,6 @@ TEST(ReadPacing, AFastStreamIntoASmallBufferGetsAShortPause) {
   const std::uint64_t pause = pacing.pause_after(32 << 10, 100 * kMs + 400'000);
   EXPECT_EQ(pause, (208ull << 10) * 400'000 / (32 << 10) / 4);
   EXPECT_LT(pause, ReadPacing::kLongestPauseNs);
-  EXPECT_FALSE(pacing.room_for_slow_work());
 }
 
 TEST(ReadPacing, NoPauseWhenItWouldBeTooShortOrTheReadWasHeavyOrEmpty) {
@@ -44,7 +41,6 @@ TEST(ReadPacing, NoPauseWhenItWouldBeTooShortOrTheReadWasHeavyOrEmpty) {
   EXPECT_EQ(pacing.pause_after(52 << 10, 110 * kMs), 0u);
   // The socket was only woken.
   EXPECT_EQ(pacing.pause_after(0, 120 * kMs), 0u);
-  EXPECT_FALSE(pacing.room_for_slow_work());
   // No time passed: no rate to go by.
   EXPECT_EQ(pacing.pause_after(100, 120 * kMs), 0u);
 }

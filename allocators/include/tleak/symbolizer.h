@@ -48,6 +48,8 @@ class Symbolizer {
   // the slow part of resolving (libdw decompresses a separate debug file whole); false when every
   // module is read. Lookups read a module themselves when it is not.
   bool prepare_next_module();
+  // Whether every module added so far has been read.
+  bool all_modules_prepared() const;
 
   // `return_address` is as captured: the instruction after a call. The call itself is looked up.
   const Frame& symbolize(std::uintptr_t return_address);

@@ -19,6 +19,7 @@
 #include <cstring>
 #include <ctime>
 
+#include "module_preparer.h"
 #include "read_pacing.h"
 #include "tleak/agent/protocol.h"
 #include "tleak/diagnosis/agent_source.h"
@@ -232,24 +233,24 @@ Report run_program(const ProgramOptions& o) {
   program.sample_seconds = o.sample_seconds;
 
   AgentSource source;
-  // The program's modules' symbol tables and debug info, read ahead while it runs whenever tleak
-  // would otherwise pause (read_pacing.h): the report at its end then does not wait for them (the
-  // C library's separate debug info alone took 47 of the 60 ms of a numpy loop's report). A new
-  // image (the program exec'd) starts over: the map is another one.
-  std::unique_ptr<Symbolizer> ahead;
-  std::uint64_t ahead_image = 0, ahead_changes = 0;
+  // The program's modules' symbol tables and debug info, read ahead on a thread while it runs: the
+  // report at its end then does not wait for them. A new image (the program exec'd) starts over:
+  // the map is another one.
+  std::unique_ptr<ModulePreparer> preparer;
+  std::uint64_t preparer_image = 0, noted_changes = 0;
   const auto note_modules = [&] {
-    if (ahead != nullptr && source.module_changes() == ahead_changes) return;
-    ahead_changes = source.module_changes();
-    if (ahead == nullptr || ahead_image != source.images()) {
-      ahead = std::make_unique<Symbolizer>(std::vector<ModuleInfo>{});
-      ahead_image = source.images();
+    if (preparer != nullptr && source.module_changes() == noted_changes) return;
+    noted_changes = source.module_changes();
+    if (preparer == nullptr || preparer_image != source.images()) {
+      preparer = std::make_unique<ModulePreparer>();
+      preparer_image = source.images();
     }
-    ahead->add_modules(source.modules());
+    preparer->set_modules(source.modules());
   };
   bool answered_exit = false;
   bool fence_asked = false;
-  const auto make_report = [&](Recording rec, Report& out, const std::optional<std::string>& snapshot) {
+  const auto make_report = [&](Recording rec, Report& out, const std::optional<std::string>& snapshot,
+                               Symbolizer& symbolizer) {
     out.thresholds = o.thresholds;
     // The image the recording is about: the command, or what it exec'd into.
     out.run.scenario = file_name(source.executable().empty() ? o.command[0] : source.executable());
@@ -270,8 +271,6 @@ Report run_program(const ProgramOptions& o) {
     info.exit_scan = rec.end == RunEnd::kExitScan;
     info.exit_scan_root_bytes = info.exit_scan ? static_cast<std::int64_t>(source.reach_root_bytes()) : 0;
     out.run.program = info;
-    note_modules();
-    Symbolizer& symbolizer = *ahead;
     fill_report(out, rec, o.thresholds, {}, [&source](SiteId s) { return source.stack(s); },
                 [&](std::uintptr_t word) { return source.resolve(word, symbolizer); }, o.focus, o.max_sites);
     out.run.duration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -279,7 +278,8 @@ Report run_program(const ProgramOptions& o) {
   source.on_snapshot = [&](const std::string& name) {
     if (!o.on_snapshot) return;
     Report snap;
-    make_report(source.snapshot(), snap, name);
+    note_modules();
+    preparer->with_symbolizer([&](Symbolizer& symbolizer) { make_report(source.snapshot(), snap, name, symbolizer); });
     o.on_snapshot(snap);
   };
   source.on_fence = [&] {
@@ -321,9 +321,7 @@ Report run_program(const ProgramOptions& o) {
     if (fds[0].revents & POLLIN) {
       const std::size_t bytes = read_messages(false);
       note_modules();
-      // A trickle: time to read a module ahead, or else to pause.
-      const std::uint64_t pause = pacing.pause_after(bytes, ReadPacing::now_ns());
-      if (pause > 0 && !(pacing.room_for_slow_work() && ahead != nullptr && ahead->prepare_next_module())) {
+      if (const std::uint64_t pause = pacing.pause_after(bytes, ReadPacing::now_ns()); pause > 0) {
         ReadPacing::sleep(pause);
       }
     }
@@ -358,7 +356,9 @@ Report run_program(const ProgramOptions& o) {
                                             : "exit status " + std::to_string(program.exit_status.value_or(-1))) +
                        "); is it a static binary or a script whose interpreter is?");
   }
-  make_report(source.finish(), report, std::nullopt);
+  note_modules();
+  const std::unique_ptr<Symbolizer> symbolizer = preparer->finish();
+  make_report(source.finish(), report, std::nullopt, *symbolizer);
   if (program.stopped_by == "max-live") {
     report.notes.push_back("tleak stopped the program: its live bytes passed --max-live (" +
                            std::to_string(o.max_live_bytes) + " bytes)");

@@ -6,8 +6,7 @@
 // waking anyone. The sleep is sized to the stream: at the rate the last read measured, it lets the
 // stream fill at most a quarter of the buffer (the system's buffer may be 208 KiB, which a busy
 // program fills in a millisecond), and it is skipped when it would be shorter than a wake-up is
-// worth. Slow work of tleak's own (reading a module's debug info ahead) is done in such a pause
-// only when the stream would take long to fill the whole buffer.
+// worth.
 #pragma once
 
 #include <errno.h>
@@ -37,8 +36,6 @@ class ReadPacing {
  public:
   static constexpr std::uint64_t kLongestPauseNs = 2'000'000;
   static constexpr std::uint64_t kShortestPauseNs = 100'000;
-  // A slow step of tleak's own (tens of milliseconds) must not fill the buffer meanwhile.
-  static constexpr std::uint64_t kSlowWorkFillNs = 100'000'000;
 
   explicit ReadPacing(std::size_t socket_buffer_bytes)
       : buffer_bytes_(std::max<std::size_t>(socket_buffer_bytes, 16 * 1024)) {}
@@ -49,18 +46,14 @@ class ReadPacing {
     // Before the first read there is no rate to go by.
     const std::uint64_t elapsed = last_read_ns_ != 0 && now_ns > last_read_ns_ ? now_ns - last_read_ns_ : 0;
     last_read_ns_ = now_ns;
-    fill_ns_ = 0;
     if (bytes == 0 || bytes >= buffer_bytes_ / 4 || elapsed == 0) return 0;
     // Nanoseconds for the stream, at the rate since the last read, to fill the whole buffer.
     const double ns_per_byte = static_cast<double>(elapsed) / static_cast<double>(bytes);
     const double fill = ns_per_byte * static_cast<double>(buffer_bytes_);
-    fill_ns_ = fill > 1e18 ? ~std::uint64_t{0} : static_cast<std::uint64_t>(fill);
-    const std::uint64_t pause = std::min(kLongestPauseNs, fill_ns_ / 4);
+    const std::uint64_t fill_ns = fill > 1e18 ? ~std::uint64_t{0} : static_cast<std::uint64_t>(fill);
+    const std::uint64_t pause = std::min(kLongestPauseNs, fill_ns / 4);
     return pause < kShortestPauseNs ? 0 : pause;
   }
-
-  // Whether the last pause leaves room for slow work instead (the stream is a trickle).
-  bool room_for_slow_work() const { return fill_ns_ >= kSlowWorkFillNs; }
 
   static void sleep(std::uint64_t ns) {
     timespec left{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};
@@ -77,7 +70,6 @@ class ReadPacing {
  private:
   std::size_t buffer_bytes_;
   std::uint64_t last_read_ns_ = 0;
-  std::uint64_t fill_ns_ = 0;
 };
 
 }  // namespace tleak::diagnosis
