@@ -402,6 +402,14 @@ void record_free_at(const void* address, std::uint64_t ns) {
 
 void record_free(const void* address) { record_free_at(address, 0); }
 
+void before_unload() {
+  if (!active()) return;
+  Inside inside;
+  const int saved_errno = errno;
+  send_modules_if_changed();
+  errno = saved_errno;
+}
+
 void fence(RecordKind kind, const char* name) {
   if (!active()) return;
   Inside inside;

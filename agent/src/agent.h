@@ -19,6 +19,10 @@ void record_free(const void* address);
 std::uint64_t free_stamp();
 void record_free_at(const void* address, std::uint64_t ns);
 
+// Before the program unloads an object (dlclose): the module map goes out first if it changed, so
+// that the frames of an object loaded and unloaded between two fences can still be named.
+void before_unload();
+
 // Sends every thread's buffer, then a fence record of `kind` (with `name` for a snapshot).
 void fence(RecordKind kind, const char* name);
 

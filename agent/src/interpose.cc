@@ -6,7 +6,9 @@
 #include <stdint.h>
 
 #include "agent.h"
+#include "modules.h"
 #include "real_malloc.h"
+#include "unwinder_objects.h"
 #include "unwinder_signals.h"
 
 namespace agent = tleak::agent;
@@ -100,6 +102,21 @@ TLEAK_EXPORT void* pvalloc(size_t size) {
 TLEAK_EXPORT int sigprocmask(int how, const sigset_t* set, sigset_t* old) noexcept {
   if (agent::inside_agent() && agent::is_unwinder_code(__builtin_return_address(0))) return 0;
   return agent::real_sigprocmask(how, set, old);
+}
+
+// libunwind's search for the object holding an address while it captures a stack for the agent is
+// answered in most-recently-found order (unwinder_objects.h).
+TLEAK_EXPORT int dl_iterate_phdr(agent::PhdrCallback callback, void* data) {
+  if (agent::inside_agent() && agent::is_unwinder_code(__builtin_return_address(0))) {
+    return agent::unwinder_iterate_objects(callback, data);
+  }
+  return agent::real_dl_iterate_phdr(callback, data);
+}
+
+// An object about to be unloaded: its place in the module map is sent first (agent.h).
+TLEAK_EXPORT int dlclose(void* handle) {
+  agent::before_unload();
+  return agent::real_dlclose(handle);
 }
 
 // The marks API (tleak/marks.h calls these through weak references).

@@ -1,9 +1,12 @@
 #include "modules.h"
 
+#include <dlfcn.h>
 #include <elf.h>
+#include <errno.h>
 #include <link.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstring>
 
 #include "channel.h"
@@ -89,7 +92,29 @@ int read_counts(dl_phdr_info* info, size_t size, void* out) {
   return 1;  // the counters are the same in every entry: one is enough
 }
 
+using DlcloseFn = int (*)(void*);
+std::atomic<DlcloseFn> g_next_dlclose{nullptr};
+
+DlcloseFn next_dlclose() {
+  DlcloseFn next = g_next_dlclose.load(std::memory_order_acquire);
+  if (next == nullptr) {
+    const int saved_errno = errno;
+    next = reinterpret_cast<DlcloseFn>(dlsym(RTLD_NEXT, "dlclose"));
+    errno = saved_errno;
+    g_next_dlclose.store(next, std::memory_order_release);
+  }
+  return next;
+}
+
+// Resolved before the program's own code runs.
+__attribute__((constructor)) void find_next_dlclose() { next_dlclose(); }
+
 }  // namespace
+
+int real_dlclose(void* handle) {
+  const DlcloseFn next = next_dlclose();
+  return next != nullptr ? next(handle) : -1;
+}
 
 void send_modules_if_changed() {
   g_lock.lock();

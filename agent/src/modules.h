@@ -9,4 +9,8 @@ namespace tleak::agent {
 // thread buffer's lock (a thread inside dlopen may be waiting for its own).
 void send_modules_if_changed();
 
+// The dlclose the program would have called without tleak (the agent's dlclose sends the map
+// first: agent.h, before_unload).
+int real_dlclose(void* handle);
+
 }  // namespace tleak::agent

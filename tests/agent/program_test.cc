@@ -289,6 +289,27 @@ TEST_F(ProgramRun, ReallocChainsAlignedBlocksAndAForkedChild) {
   EXPECT_EQ(report_["totals"]["leaked_bytes"], 0);
 }
 
+// A plugin loaded and unloaded 100 times, each time allocating from its own code: the agent's list
+// of loaded objects (which answers libunwind's searches) follows every load and unload, every
+// block is counted at the plugin's line, and the program's own dl_iterate_phdr sees what it sees
+// without tleak.
+TEST_F(ProgramRun, PluginsLoadedAndUnloadedAreFollowed) {
+  const std::string plugin = program("libdlopen_plugin.so");
+  const auto plain = run_process(program("dlopen_churn"), {plugin});
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  ASSERT_EQ(plain.out, "objects one more while loaded, as before after\n");
+  const auto r = tleak_run({}, {program("dlopen_churn"), plugin});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, plain.out);
+  const Json& s = site_at(at("dlopen_plugin.c", "PLUGIN"));
+  EXPECT_EQ(s["allocations"], 100);
+  EXPECT_EQ(s["bytes_allocated"], 100000);
+  EXPECT_EQ(s["reachable_at_exit_bytes"], 100000);
+  EXPECT_EQ(s["frames"][0]["function"], "plugin_make");
+  EXPECT_EQ(s["frames"][1]["function"], "main");
+  EXPECT_EQ(report_["totals"]["leaked_bytes"], 0);
+}
+
 TEST_F(ProgramRun, OutputAndExitStatusAreTheProgramsOwn) {
   for (const std::vector<std::string>& command :
        {std::vector<std::string>{program("resize_fork")}, {program("growth"), "leaky"}, {"/bin/sh", "-c", "echo hi; exit 5"}}) {
