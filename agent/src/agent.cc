@@ -25,12 +25,17 @@
 #include "tleak/detail/stack_capture.h"
 
 namespace tleak::agent {
+
+int recording::g_stack_depth = 12;
+__thread bool recording::t_inside __attribute__((tls_model("initial-exec"))) = false;
+
 namespace {
 
 enum Status : int { kOff = 0, kOn = 1, kFinished = 2 };
 
 std::atomic<int> g_status{kOff};
-int g_stack_depth = 12;
+using recording::g_stack_depth;
+using recording::t_inside;
 std::uint64_t g_sample_ns = 100'000'000;
 std::atomic<std::uint64_t> g_next_fence_ns{~0ull};
 const ControlPage* g_control = nullptr;
@@ -39,10 +44,6 @@ detail::SpinLock g_fence_lock;
 std::uint64_t g_fence_sequence = 0;
 SiteTable g_sites;
 SiteTable g_python_frames;  // (code, instruction, file, name) -> Python frame id
-
-// Set while this thread is inside the agent: whatever it allocates meanwhile (libunwind's caches,
-// the loader) passes through untracked. Initial-exec TLS never calls into the loader.
-__thread bool t_inside __attribute__((tls_model("initial-exec"))) = false;
 
 class Inside {
  public:
@@ -340,15 +341,20 @@ void write_site(ThreadBuffer* buffer, std::uint32_t site, const std::uint64_t* w
 
 }  // namespace
 
-void record_alloc(const void* address, std::size_t size) {
-  if (!active() || address == nullptr) return;
-  Inside inside;
-  const int saved_errno = errno;
+void recording::record_captured_alloc(const void* address, std::size_t size, void* const* raw, int count,
+                                   int saved_errno) {
+  struct Leave {
+    int saved_errno;
+    ~Leave() {
+      t_inside = false;
+      errno = saved_errno;
+    }
+  } leave{saved_errno};
   ThreadBuffer* buffer = this_thread_buffer();
   if (buffer != nullptr) {
-    std::uintptr_t frames[kMaxFrames];
-    // Skip the interposed function: the first frame is where the program called it.
-    const int depth = g_stack_depth == 0 ? 0 : detail::capture_stack(frames, g_stack_depth, 2);
+    // Past the interposed function: the first frame is where the program called it.
+    const auto* frames = reinterpret_cast<const std::uintptr_t*>(raw + 1);
+    const int depth = count > 1 ? count - 1 : 0;
     const auto* words = reinterpret_cast<const std::uint64_t*>(frames);
     auto d = static_cast<std::uint32_t>(depth);
     std::uint64_t mixed[kMaxFrames];
@@ -381,7 +387,6 @@ void record_alloc(const void* address, std::size_t size) {
     buffer->lock.unlock();
     serve_fences(ns);
   }
-  errno = saved_errno;
 }
 
 std::uint64_t free_stamp() { return active() ? stamp() : 0; }

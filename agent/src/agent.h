@@ -3,16 +3,42 @@
 // nothing at all (one load and a branch) when this process is not the one `tleak run` started.
 #pragma once
 
+#include <errno.h>
+
 #include <cstddef>
 #include <cstdint>
 
 #include "tleak/agent/protocol.h"
+#include "tleak/detail/stack_capture.h"
 
 namespace tleak::agent {
 
-// A block the program now owns; call it straight from the interposed function (its stack is
-// captured from the interposed function's caller on).
-[[gnu::noinline]] void record_alloc(const void* address, std::size_t size);
+bool active();
+
+namespace recording {
+// Return addresses kept per stack (tleak run --stack-depth), set once at start-up.
+extern int g_stack_depth;
+// Set while this thread is inside the agent: whatever it allocates meanwhile (libunwind's caches,
+// the loader) passes through untracked. Initial-exec TLS never calls into the loader.
+extern __thread bool t_inside __attribute__((tls_model("initial-exec")));
+// The rest of record_alloc, out of line: `raw` holds `count` return addresses, the interposed
+// function's own first. Leaves the agent (t_inside) and puts errno back.
+[[gnu::noinline]] void record_captured_alloc(const void* address, std::size_t size, void* const* raw, int count,
+                                             int saved_errno);
+}  // namespace recording
+
+// A block the program now owns. Always inlined into the interposed function that returns it: its
+// stack is captured right there, so libunwind's walk starts in the interposed function, the one
+// frame that is not the program's (two more of the agent's were walked before, a seventh of a
+// 12-frame stack's frames).
+[[gnu::always_inline]] inline void record_alloc(const void* address, std::size_t size) {
+  if (!active() || address == nullptr) return;
+  const int saved_errno = errno;
+  recording::t_inside = true;
+  void* raw[kMaxFrames + 1];
+  const int count = recording::g_stack_depth == 0 ? 0 : tleak::detail::capture_stack_here(raw, recording::g_stack_depth + 1);
+  recording::record_captured_alloc(address, size, raw, count, saved_errno);
+}
 // Call before the block is handed back, so its address cannot be reused before the free is stamped.
 void record_free(const void* address);
 // A realloc that moved or resized: the old block's free is stamped before the call.

@@ -5,6 +5,9 @@
 
 #include <cstdint>
 
+// libunwind's, declared here so that includers need not take its macros.
+extern "C" int unw_backtrace(void** buffer, int size);
+
 namespace tleak::detail {
 
 inline constexpr int kMaxStackDepth = 64;
@@ -13,5 +16,12 @@ inline constexpr int kMaxStackDepth = 64;
 // the function `skip` levels above capture_stack's caller (skip = 0: the caller's own caller).
 // Returns how many were written.
 [[gnu::noinline]] int capture_stack(std::uintptr_t* out, int max_depth, int skip);
+
+// Return addresses from the calling function's own frame on, up to `count` of them, innermost
+// first. Always inlined, so the walk starts in the caller itself: a function that allocates on its
+// caller's behalf (an interposed malloc) skips only its own frame, where capture_stack's callers
+// also walk capture_stack's frame and their own helpers'. libunwind only: not for code that may run
+// under Valgrind or ThreadSanitizer (capture_stack picks the unwinder those accept).
+[[gnu::always_inline]] inline int capture_stack_here(void** out, int count) { return unw_backtrace(out, count); }
 
 }  // namespace tleak::detail
