@@ -40,9 +40,13 @@ void AgentSource::reset() {
   limits.one_thread = true;
   recorder_ = std::make_unique<Recorder>(std::vector<AllocatorInfo>{{"malloc", MemorySpace::kHost}}, limits);
   hello_seen_ = user_marks_ = exit_requested_ = reach_started_ = reach_complete_ = false;
-  iteration_ = clock_ = next_block_ = order_ = 0;
+  iteration_ = clock_ = next_block_ = 0;
   live_bytes_ = pending_allocated_ = 0;
   pending_.clear();
+  // Room for a busy epoch asked for once: grown by doubling, a two-thread program's epoch of a
+  // million records was copied and its pages first touched (and zeroed) twice over. Only the pages
+  // an epoch fills are ever touched.
+  pending_.reserve(kPendingReserve);
   live_.clear();
   site_spans_.clear();
   frame_chunks_.clear();
@@ -193,7 +197,7 @@ void AgentSource::record(const unsigned char* at, std::uint32_t size) {
       const auto a = read_as<agent::AllocRecord>(at);
       if (a.site >= agent::kMaxSites) throw StreamError("site id " + std::to_string(a.site) + " out of range");
       if (a.size > kMaxAddressSpace) throw StreamError("allocation of " + std::to_string(a.size) + " bytes, past any address space");
-      pending_.push_back({a.ns, order_++, a.address, a.size, a.site, false});
+      pending_.push_back({a.ns, a.address, a.size, a.site, false});
       // An upper bound for the budget guard: it need not grow past any address space either.
       if (pending_allocated_ < static_cast<std::int64_t>(kMaxAddressSpace)) pending_allocated_ += static_cast<std::int64_t>(a.size);
       return;
@@ -201,7 +205,7 @@ void AgentSource::record(const unsigned char* at, std::uint32_t size) {
     case RecordKind::kFree: {
       need(sizeof(agent::FreeRecord));
       const auto f = read_as<agent::FreeRecord>(at);
-      pending_.push_back({f.ns, order_++, f.address, 0, 0, true});
+      pending_.push_back({f.ns, f.address, 0, 0, true});
       return;
     }
     case RecordKind::kFence:
@@ -245,7 +249,7 @@ void AgentSource::drain_epoch() {
   const auto before = [](const Pending& a, const Pending& b) {
     if (a.ns != b.ns) return a.ns < b.ns;
     if (a.is_free != b.is_free) return a.is_free;
-    return a.order < b.order;
+    return &a < &b;  // arrival
   };
   // Each thread's records arrive in order: one thread's epoch (the common case) is sorted already,
   // and several threads' are their sorted buffers interleaved.

@@ -70,9 +70,10 @@ class AgentSource {
   Frame resolve(std::uintptr_t word, Symbolizer& symbolizer) const;
 
  private:
+  // A record waiting for its epoch's fence, in arrival order (its index in pending_ breaks ties
+  // between equal times). 32 bytes: an epoch of a busy program holds millions.
   struct Pending {
     std::uint64_t ns;
-    std::uint64_t order;  // arrival, for a stable order among equal times
     std::uint64_t address;
     std::uint64_t size;   // allocations only
     std::uint32_t site;
@@ -104,9 +105,9 @@ class AgentSource {
   std::uint64_t iteration_ = 0;
   std::uint64_t clock_ = 0;
   std::uint64_t next_block_ = 0;
-  std::uint64_t order_ = 0;
   std::int64_t live_bytes_ = 0;
   std::int64_t pending_allocated_ = 0;
+  static constexpr std::size_t kPendingReserve = std::size_t{1} << 20;
   std::vector<Pending> pending_;
   LiveTable<Live> live_;
   // Each site's frames as the agent sent them (agent::SiteRecord): the ones it does not share
