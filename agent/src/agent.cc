@@ -193,8 +193,15 @@ void send_hello() {
   send_record(message, size);
 }
 
-// The parent's live list in, the reachability bitmap out.
-void exit_handshake() {
+// Where the calling function's frame ends below: everything from there up is its frame and its
+// callers'.
+[[gnu::noinline]] std::uintptr_t stack_below_caller() {
+  return reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0));
+}
+
+// The parent's live list in, the reachability bitmap out. The exiting thread's stack is a root
+// from `stack_from` up.
+void exit_handshake(std::uintptr_t stack_from) {
   LiveListHeader header{};
   if (!channel_receive(&header, sizeof header) || header.magic != kProtocolMagic) return;
   const std::uint64_t n = header.blocks;
@@ -212,7 +219,8 @@ void exit_handshake() {
   const int kind_count = python_data_only_kinds(kinds, kPythonDataOnlyKinds);
   PoolGeometry pools{};
   const bool with_pools = python_object_pools(&pools);
-  record->roots_bytes = scan_reachability(blocks, n, bitmap, work, kinds, kind_count, with_pools ? &pools : nullptr);
+  record->roots_bytes =
+      scan_reachability(blocks, n, bitmap, work, kinds, kind_count, with_pools ? &pools : nullptr, stack_from);
   record->blocks = n;
   const std::uint64_t total = sizeof(ReachRecord) + bitmap_words * 8;
   record->header = {RecordKind::kReach, 0, static_cast<std::uint32_t>(total > 0xffffffffu ? 0 : total)};
@@ -230,6 +238,11 @@ void exit_handshake() {
 bool active() { return g_status.load(std::memory_order_relaxed) == kOn && !t_inside; }
 
 bool inside_agent() { return t_inside; }
+
+void agent_channel_lost() {
+  int on = kOn;
+  g_status.compare_exchange_strong(on, kOff, std::memory_order_acq_rel);
+}
 
 PassThrough::PassThrough() : was_inside_(t_inside) { t_inside = true; }
 PassThrough::~PassThrough() { t_inside = was_inside_; }
@@ -440,16 +453,18 @@ __attribute__((constructor)) static void agent_start() {
   read_number(kEnvStackDepth, 0, kMaxFrames, &depth);
   read_number(kEnvSampleMicros, 1000, 3'600'000'000ull, &sample_us);
   Inside inside;
-  if (!channel_open(static_cast<int>(fd))) return;
-  unwinder_signals_init();
+  ControlPage* control = nullptr;
   if (read_number(kEnvControlFd, 0, 1 << 20, &control_fd)) {
-    void* page = mmap(nullptr, 4096, PROT_READ, MAP_SHARED, static_cast<int>(control_fd), 0);
+    void* page = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, static_cast<int>(control_fd), 0);
     if (page != MAP_FAILED && static_cast<const ControlPage*>(page)->magic == kProtocolMagic) {
       // Requests made before this image started (a signal while the program was still loading)
       // are served at its first allocation.
-      g_control = static_cast<const ControlPage*>(page);
+      control = static_cast<ControlPage*>(page);
     }
   }
+  if (!channel_open(static_cast<int>(fd), control != nullptr ? &control->channel_lost : nullptr)) return;
+  g_control = control;
+  unwinder_signals_init();
   g_stack_depth = static_cast<int>(depth);
   g_sample_ns = sample_us * 1000;
   if (!g_sites.init() || !g_python_frames.init() || !thread_buffers_init()) return;
@@ -479,11 +494,17 @@ __attribute__((destructor)) static void agent_finish() {
   }
   const int saved_errno = errno;
   Inside inside;
+  // The program's registers as it called exit go into this frame, a root of the exit scan (a
+  // pointer held only in a register counts, as for memcheck). The agent's frames below it are
+  // not: the live list, the scan's own registers and locals hold the addresses of the very blocks
+  // it judges, and once read one of them was a leaked block kept "reachable".
+  __builtin_unwind_init();
+  const std::uintptr_t stack_from = stack_below_caller();
   g_fence_lock.lock();
   fence_locked(RecordKind::kExit, nullptr);
   g_status.store(kFinished, std::memory_order_release);
   g_fence_lock.unlock();
-  exit_handshake();
+  exit_handshake(stack_from);
   errno = saved_errno;
 }
 

@@ -67,6 +67,9 @@ class PassThrough {
  private:
   bool was_inside_;
 };
+// The channel to the parent is gone (channel.h): recording stops.
+void agent_channel_lost();
+
 // Whether this thread is running the agent's own code (libunwind's calls while it captures a
 // stack are; a signal handler that interrupted the agent is too).
 bool inside_agent();

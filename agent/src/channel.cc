@@ -10,17 +10,36 @@
 
 #include <atomic>
 
+#include "agent.h"
+
 namespace tleak::agent {
 namespace {
 
 std::atomic<int> g_fd{-1};
+// Sends in flight, or -1 while the channel moves to another descriptor: no send ever goes to a
+// number the program is taking over.
+std::atomic<int> g_senders{0};
+volatile std::uint64_t* g_lost = nullptr;
+
+// The lowest descriptor number the agent's copy may take: far from those a program opens.
+constexpr int kFirstAgentFd = 900;
+
+void take_shared() {
+  for (;;) {
+    int senders = g_senders.load(std::memory_order_relaxed);
+    if (senders >= 0 && g_senders.compare_exchange_weak(senders, senders + 1, std::memory_order_acquire)) return;
+    __builtin_ia32_pause();
+  }
+}
+
+void release_shared() { g_senders.fetch_sub(1, std::memory_order_release); }
 // Received bytes not yet handed out: the parent's messages need not align with the reader's calls.
 unsigned char g_pending[64 * 1024];
 std::size_t g_pending_begin = 0, g_pending_end = 0;
 
 }  // namespace
 
-bool channel_open(int fd) {
+bool channel_open(int fd, volatile std::uint64_t* lost) {
   struct stat st;
   if (fd < 0 || fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode)) return false;
   // The descriptor must still be the parent's socket: a program may have closed it and opened one
@@ -35,8 +54,9 @@ bool channel_open(int fd) {
   }
   // The agent writes through a private copy far from low numbers, so the program's own open()
   // never lands on it; the original stays open for an image this process may exec into.
-  const int high = fcntl(fd, F_DUPFD_CLOEXEC, 900);
+  const int high = fcntl(fd, F_DUPFD_CLOEXEC, kFirstAgentFd);
   if (high < 0) return false;
+  g_lost = lost;
   // The exit handshake waits for the parent; never forever.
   timeval timeout{120, 0};
   setsockopt(high, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
@@ -58,15 +78,55 @@ class NoCancellation {
 };
 
 bool channel_send(const void* data, std::size_t bytes) {
-  const int fd = g_fd.load(std::memory_order_acquire);
-  if (fd < 0) return false;
+  if (g_fd.load(std::memory_order_acquire) < 0) return false;
   NoCancellation no_cancellation;
-  for (;;) {
+  take_shared();
+  const int fd = g_fd.load(std::memory_order_acquire);
+  bool sent_all = false;
+  while (fd >= 0) {
     const ssize_t sent = send(fd, data, bytes, MSG_NOSIGNAL);
-    if (sent == static_cast<ssize_t>(bytes)) return true;
+    if (sent == static_cast<ssize_t>(bytes)) {
+      sent_all = true;
+      break;
+    }
     if (sent < 0 && errno == EINTR) continue;
-    return false;
+    // Not the parent's socket any more (the program closed or replaced it without the C library):
+    // nothing more can reach the parent. Said once, through the control page.
+    if (sent < 0 && (errno == EBADF || errno == ENOTSOCK || errno == EPIPE || errno == ECONNRESET || errno == ENOTCONN)) {
+      int expected = fd;
+      if (g_fd.compare_exchange_strong(expected, -1, std::memory_order_acq_rel) && g_lost != nullptr) {
+        *g_lost = 1;
+        agent_channel_lost();
+      }
+    }
+    break;
   }
+  release_shared();
+  return sent_all;
+}
+
+bool channel_is(int fd) { return fd >= 0 && fd == g_fd.load(std::memory_order_acquire); }
+
+int channel_descriptor() { return g_fd.load(std::memory_order_acquire); }
+
+void channel_move_off(int fd) {
+  if (!channel_is(fd)) return;
+  const int saved_errno = errno;
+  for (;;) {  // no send in flight, and none starts until the move is done
+    int expected = 0;
+    if (g_senders.compare_exchange_weak(expected, -1, std::memory_order_acquire)) break;
+    __builtin_ia32_pause();
+  }
+  if (g_fd.load(std::memory_order_relaxed) == fd) {
+    const int moved = fcntl(fd, F_DUPFD_CLOEXEC, kFirstAgentFd);
+    g_fd.store(moved, std::memory_order_release);  // -1 (no descriptor left): nothing more is sent
+    if (moved < 0 && g_lost != nullptr) {
+      *g_lost = 1;
+      agent_channel_lost();
+    }
+  }
+  g_senders.store(0, std::memory_order_release);
+  errno = saved_errno;
 }
 
 bool channel_receive(void* data, std::size_t bytes) {

@@ -1,17 +1,29 @@
 // The agent's end of the socket to the parent. Sends never raise SIGPIPE (the program's signal
-// dispositions are its own) and a failed send turns the agent off instead of reporting an error
-// the program never asked about.
+// dispositions are its own). The descriptor is one the program never opened, at a high number:
+// a program that closes every descriptor (a daemon, os.closerange) or puts one of its own on that
+// number goes through the interposed close, close_range, closefrom, dup2 and dup3, which keep the
+// channel open or move it first. If the program takes it away anyway (with a raw system call), the
+// first send that fails says so to the parent (ControlPage::channel_lost) and turns recording off.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 namespace tleak::agent {
 
 // Adopts `fd` if it is the parent's socket (a SOCK_SEQPACKET whose peer is this process's
-// parent). Returns false otherwise: the agent then records nothing.
-bool channel_open(int fd);
-// One message; false once the parent is gone (the agent then stops recording).
+// parent). Returns false otherwise: the agent then records nothing. `lost` (in the control page,
+// or null) is raised when the channel is lost.
+bool channel_open(int fd, volatile std::uint64_t* lost);
+// One message; false once the channel is gone (the agent then stops recording).
 bool channel_send(const void* data, std::size_t bytes);
+// Whether `fd` is the agent's descriptor (never true in a process that is not tracked).
+bool channel_is(int fd);
+// The agent's descriptor, or -1.
+int channel_descriptor();
+// Before the program puts a descriptor of its own on `fd` (dup2, dup3): if it is the agent's, the
+// channel moves to another number first, with no send in flight.
+void channel_move_off(int fd);
 // Fills exactly `bytes`, across as many messages as the parent sent. False on EOF or error.
 bool channel_receive(void* data, std::size_t bytes);
 // In a forked child, the socket belongs to the parent's image: forget it without closing.

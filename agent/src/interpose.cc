@@ -6,6 +6,8 @@
 #include <stdint.h>
 
 #include "agent.h"
+#include "channel.h"
+#include "descriptors.h"
 #include "modules.h"
 #include "real_malloc.h"
 #include "unwinder_objects.h"
@@ -117,6 +119,53 @@ TLEAK_EXPORT int dl_iterate_phdr(agent::PhdrCallback callback, void* data) {
 TLEAK_EXPORT int dlclose(void* handle) {
   agent::before_unload();
   return agent::real_dlclose(handle);
+}
+
+// A program that closes every descriptor it may have inherited (a daemon, Python's os.closerange)
+// closes the agent's channel too: that one is kept, and every other goes as asked (channel.h).
+TLEAK_EXPORT int close(int fd) {
+  if (agent::channel_is(fd)) return 0;
+  return real::close(fd);
+}
+
+TLEAK_EXPORT int close_range(unsigned first, unsigned last, int flags) {
+  constexpr int kCloexecOnly = 1 << 2;  // CLOSE_RANGE_CLOEXEC marks, closes nothing (the channel's is set)
+  const int ours = agent::channel_descriptor();
+  if (ours < 0 || (flags & kCloexecOnly) != 0 || static_cast<unsigned>(ours) < first ||
+      static_cast<unsigned>(ours) > last) {
+    return real::close_range(first, last, flags);
+  }
+  int result = 0;
+  if (static_cast<unsigned>(ours) > first) result = real::close_range(first, static_cast<unsigned>(ours) - 1, flags);
+  if (result == 0 && static_cast<unsigned>(ours) < last) result = real::close_range(static_cast<unsigned>(ours) + 1, last, flags);
+  return result;
+}
+
+TLEAK_EXPORT void closefrom(int first) {
+  const int ours = agent::channel_descriptor();
+  if (ours < 0 || ours < first) {
+    real::closefrom(first);
+    return;
+  }
+  const int saved_errno = errno;
+  // Below the channel: one call, or one close each where the kernel has no close_range (before
+  // Linux 5.9; there are at most a few hundred below it).
+  if (ours > first && real::close_range(static_cast<unsigned>(first), static_cast<unsigned>(ours) - 1, 0) != 0) {
+    for (int fd = first; fd < ours; ++fd) real::close(fd);
+  }
+  real::closefrom(ours + 1);
+  errno = saved_errno;
+}
+
+// A descriptor of the program's put on the channel's number: the channel moves away first.
+TLEAK_EXPORT int dup2(int from, int to) {
+  if (from != to) agent::channel_move_off(to);
+  return real::dup2(from, to);
+}
+
+TLEAK_EXPORT int dup3(int from, int to, int flags) {
+  if (from != to) agent::channel_move_off(to);
+  return real::dup3(from, to, flags);
 }
 
 // The marks API (tleak/marks.h calls these through weak references).

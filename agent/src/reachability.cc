@@ -354,7 +354,7 @@ std::uint64_t parse_hex(const char*& p) {
 
 std::uint64_t scan_reachability(const LiveBlock* blocks, std::uint64_t n, std::uint64_t* reachable,
                                 std::uint32_t* work, const DataOnlyKind* kinds, int kind_count,
-                                const PoolGeometry* pools) {
+                                const PoolGeometry* pools, std::uintptr_t stack_from) {
   Scan scan{.blocks = blocks, .n = n, .reachable = reachable, .work = work, .kinds = kinds, .kind_count = kind_count};
   scan.self = getpid();
   scan.untouched.open();
@@ -395,10 +395,7 @@ std::uint64_t scan_reachability(const LiveBlock* blocks, std::uint64_t n, std::u
     for (std::uint64_t i = 0; i < n; ++i) granules.add(blocks[i].address, blocks[i].size);
     scan.granules = &granules;
   }
-  // Callee-saved registers of the frames above go onto this stack, inside the scanned range.
-  __builtin_unwind_init();
-  volatile std::uintptr_t marker = 0;
-  const std::uint64_t roots = scan_roots(scan, reinterpret_cast<std::uintptr_t>(&marker));
+  const std::uint64_t roots = scan_roots(scan, stack_from);
   scan.flood();
   unmap_pages(scan.chunk, kChunkBytes);
   if (group_starts != nullptr) unmap_pages(group_starts, groups * 8);

@@ -2,7 +2,9 @@
 // live blocks can still be reached, the way memcheck and LeakSanitizer decide it. Roots are every
 // readable, writable private mapping that is not heap (data and bss of every module, thread
 // stacks, anonymous mappings such as an interpreter's own arenas), minus the agent's own tables;
-// the calling thread's stack only from its current depth up, with its registers spilled there.
+// the calling thread's stack only from where the program's own frames begin (the caller spills
+// the program's registers there), not the agent's frames below, whose registers and locals hold
+// the addresses of blocks the scan is judging.
 // Then a flood fill: every aligned word that points into a live block (interior pointers count)
 // makes that block reachable, and its contents are scanned in turn.
 //
@@ -46,9 +48,9 @@ struct DataOnlyKind {
 // `blocks` sorted by address. Sets bit i of `reachable` (zeroed by the caller, ceil(n / 64) words)
 // when block i is reachable. `work` has room for n indices. Returns the root bytes scanned.
 // `pools`, if not null: an interpreter's small-object pools, of which only the blocks in use are
-// read (object_pools.h).
+// read (object_pools.h). The calling thread's stack is read from `stack_from` up.
 std::uint64_t scan_reachability(const LiveBlock* blocks, std::uint64_t n, std::uint64_t* reachable,
                                 std::uint32_t* work, const DataOnlyKind* kinds, int kind_count,
-                                const PoolGeometry* pools);
+                                const PoolGeometry* pools, std::uintptr_t stack_from);
 
 }  // namespace tleak::agent

@@ -2,6 +2,7 @@
 // expected findings in its header comment), real python3 with numpy, and real memcheck beside it.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -308,6 +309,40 @@ TEST_F(ProgramRun, PluginsLoadedAndUnloadedAreFollowed) {
   EXPECT_EQ(s["frames"][0]["function"], "plugin_make");
   EXPECT_EQ(s["frames"][1]["function"], "main");
   EXPECT_EQ(report_["totals"]["leaked_bytes"], 0);
+}
+
+// A program that closes every descriptor (close, close_range, closefrom) and puts its own on the
+// agent's numbers (dup2, dup3) keeps its output, and tleak keeps its channel: the leak after that is
+// found by the exit scan.
+TEST_F(ProgramRun, ClosingEveryDescriptorKeepsTheAgentsChannel) {
+  const auto plain = run_process(program("close_descriptors"), {"libc"});
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  const auto r = tleak_run({}, {program("close_descriptors"), "libc"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, plain.out);
+  EXPECT_EQ(r.out, "descriptors closed (libc)\n");
+  EXPECT_TRUE(report_["run"]["program"]["exit_scan"]);
+  EXPECT_EQ(report_["notes"].size(), 0u) << report_["notes"].dump();
+  EXPECT_EQ(site_at(at("close_descriptors.c", "LEAK"))["leaked_bytes"], 1000);
+  EXPECT_EQ(site_at(at("close_descriptors.c", "KEPT"))["reachable_at_exit_bytes"], 2000);
+  EXPECT_EQ(report_["totals"]["leaked_bytes"], 1000);
+}
+
+// Closed past the C library, the channel is gone: the report says so, and tleak does not spin on
+// the ended stream while the program goes on (it sleeps a second).
+TEST_F(ProgramRun, AChannelTakenAwayIsSaidAndNotSpunOn) {
+  rusage before{}, after{};
+  getrusage(RUSAGE_CHILDREN, &before);
+  const auto r = tleak_run({}, {program("close_descriptors"), "raw"});
+  getrusage(RUSAGE_CHILDREN, &after);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "descriptors closed (raw)\n");
+  ASSERT_EQ(report_["notes"].size(), 1u) << report_["notes"].dump();
+  EXPECT_NE(report_["notes"][0].get<std::string>().find("took tleak's channel to its agent away"), std::string::npos);
+  EXPECT_FALSE(report_["run"]["program"]["exit_scan"]);
+  const auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6; };
+  const double cpu = seconds(after.ru_utime) + seconds(after.ru_stime) - seconds(before.ru_utime) - seconds(before.ru_stime);
+  EXPECT_LT(cpu, 0.6) << "tleak and the program used " << cpu << " s of CPU over a one-second sleep";
 }
 
 TEST_F(ProgramRun, OutputAndExitStatusAreTheProgramsOwn) {

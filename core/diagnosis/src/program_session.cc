@@ -291,12 +291,15 @@ Report run_program(const ProgramOptions& o) {
   };
 
   std::vector<unsigned char> message(agent::kMaxMessageBytes * 8);
+  // Set once the stream has ended (every copy of the program's end closed): nothing more to poll.
+  bool stream_ended = false;
   // Returns the bytes read.
   const auto read_messages = [&](bool wait) {
     std::size_t total = 0;
     for (;;) {
       const ssize_t got = recv(ours.get(), message.data(), message.size(), wait ? 0 : MSG_DONTWAIT);
       if (got < 0 && errno == EINTR) continue;
+      if (got == 0) stream_ended = true;
       if (got <= 0) return total;
       total += static_cast<std::size_t>(got);
       source.consume({message.data(), static_cast<std::size_t>(got)});
@@ -315,7 +318,9 @@ Report run_program(const ProgramOptions& o) {
   };
 
   while (!child.exited) {
-    pollfd fds[3] = {{ours.get(), POLLIN, 0}, {signals.fd(), POLLIN, 0}, {pidfd.get(), POLLIN, 0}};
+    // A stream that ended before the program did (it took the agent's channel away) is not polled
+    // again: an ended socket is always readable, and the loop would spin until the program ends.
+    pollfd fds[3] = {{stream_ended ? -1 : ours.get(), POLLIN, 0}, {signals.fd(), POLLIN, 0}, {pidfd.get(), POLLIN, 0}};
     const int n = poll(fds, pidfd.get() >= 0 ? 3 : 2, pidfd.get() >= 0 ? -1 : 100);
     if (n < 0 && errno != EINTR) break;
     if (fds[0].revents & POLLIN) {
@@ -346,6 +351,7 @@ Report run_program(const ProgramOptions& o) {
   }
   // Whatever the program sent before it ended is in the socket: nothing else can write to it.
   read_messages(false);
+  const bool channel_lost = control->channel_lost != 0;
   munmap(page, 4096);
 
   if (WIFEXITED(child.status)) program.exit_status = WEXITSTATUS(child.status);
@@ -363,7 +369,12 @@ Report run_program(const ProgramOptions& o) {
     report.notes.push_back("tleak stopped the program: its live bytes passed --max-live (" +
                            std::to_string(o.max_live_bytes) + " bytes)");
   }
-  if (!report.run.program->exit_scan) {
+  if (channel_lost) {
+    report.notes.push_back("the program took tleak's channel to its agent away while it ran (it closed or "
+                           "replaced that descriptor with a system call tleak does not interpose): what it did "
+                           "after that is not in this report, and blocks left allocated are reported as "
+                           "unjudged, not as leaks");
+  } else if (!report.run.program->exit_scan) {
     report.notes.push_back("no exit scan: the program ended without running its exit handlers (killed, or "
                            "_exit), so blocks left allocated are reported as unjudged, not as leaks");
   }

@@ -147,14 +147,17 @@ struct LiveListHeader {
   std::uint64_t blocks;
 };
 
-// Shared between parent and agent (a memfd both map). The parent writes, the agent reads on its
-// allocation path with one relaxed load.
+// Shared between parent and agent (a memfd both map). The parent writes the requests, the agent
+// reads them on its allocation path with one relaxed load.
 struct ControlPage {
   std::uint64_t magic;
   // Raised by the parent to ask for a fence soon (a snapshot signal, or --max-live needs an exact
   // figure); the agent sends one and lowers nothing: it remembers the last value it served.
   volatile std::uint64_t fence_requests;
   volatile std::uint64_t snapshot_requests;
+  // Written by the agent, once: the program took its socket away (closed or replaced its
+  // descriptor behind the C library's back), so the records since are lost and it recorded no more.
+  volatile std::uint64_t channel_lost;
 };
 
 constexpr std::uint32_t padded(std::uint32_t bytes) { return (bytes + 7u) & ~7u; }
