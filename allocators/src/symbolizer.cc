@@ -3,6 +3,7 @@
 #include "local_debuginfo.h"
 
 #include <cxxabi.h>
+#include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <unistd.h>
@@ -139,17 +140,17 @@ struct Symbolizer::Dwarf {
   };
   std::unordered_map<Dwfl_Module*, std::vector<UnitRange>> unit_ranges;
 
-  // File and line of `pc` (a module-relative address as dwfl gives it), or false.
-  bool line_at(Dwfl_Module* module, Dwarf_Addr pc, std::string& file, int& line) {
-    if (Dwfl_Line* found = dwfl_module_getsrc(module, pc)) {
-      const char* name = dwfl_lineinfo(found, nullptr, &line, nullptr, nullptr, nullptr);
-      if (name == nullptr) return false;
-      file = name;
+  // The compile unit holding `pc` (a module-relative address as dwfl gives it) and the address
+  // within the module's DWARF, or false.
+  bool unit_at(Dwfl_Module* module, Dwarf_Addr pc, Dwarf_Die* unit_out, Dwarf_Addr* address_out) {
+    Dwarf_Addr bias = 0;
+    if (Dwarf_Die* unit = dwfl_module_addrdie(module, pc, &bias)) {
+      *unit_out = *unit;
+      *address_out = pc - bias;
       return true;
     }
     auto [it, fresh] = unit_ranges.try_emplace(module);
     std::vector<UnitRange>& table = it->second;
-    Dwarf_Addr bias = 0;
     if (fresh) {
       Dwarf_Die* unit = nullptr;
       while ((unit = dwfl_module_nextcu(module, unit, &bias)) != nullptr) {
@@ -165,7 +166,94 @@ struct Symbolizer::Dwarf {
     auto after = std::upper_bound(table.begin(), table.end(), address,
                                   [](Dwarf_Addr value, const UnitRange& r) { return value < r.begin; });
     if (after == table.begin() || address >= std::prev(after)->end) return false;
-    Dwarf_Die unit = std::prev(after)->unit;
+    *unit_out = std::prev(after)->unit;
+    *address_out = address;
+    return true;
+  }
+
+  // The out-of-line functions of each compile unit by address: where a frame's own function is.
+  struct FunctionRange {
+    Dwarf_Addr begin, end;
+    Dwarf_Die function;
+  };
+  std::unordered_map<Dwarf_Off, std::vector<FunctionRange>> unit_functions;  // by the unit's offset
+
+  static void collect_functions(Dwarf_Die* parent, std::vector<FunctionRange>& out) {
+    Dwarf_Die child;
+    if (dwarf_child(parent, &child) != 0) return;
+    do {
+      const int tag = dwarf_tag(&child);
+      if (tag == DW_TAG_subprogram) {
+        Dwarf_Addr base = 0, begin = 0, end = 0;
+        for (ptrdiff_t offset = 0; (offset = dwarf_ranges(&child, offset, &base, &begin, &end)) > 0;) {
+          if (begin < end) out.push_back({begin, end, child});
+        }
+      } else if (tag == DW_TAG_namespace || tag == DW_TAG_class_type || tag == DW_TAG_structure_type ||
+                 tag == DW_TAG_union_type || tag == DW_TAG_module) {
+        collect_functions(&child, out);  // C++ may define functions inside these
+      }
+    } while (dwarf_siblingof(&child, &child) == 0);
+  }
+
+  // The outermost inlined call inside `scope` that holds `address` (through lexical blocks), or
+  // false.
+  static bool outermost_inline(Dwarf_Die* scope, Dwarf_Addr address, Dwarf_Die* found) {
+    Dwarf_Die child;
+    if (dwarf_child(scope, &child) != 0) return false;
+    do {
+      const int tag = dwarf_tag(&child);
+      if ((tag == DW_TAG_inlined_subroutine || tag == DW_TAG_lexical_block) && dwarf_haspc(&child, address) > 0) {
+        if (tag == DW_TAG_inlined_subroutine) {
+          *found = child;
+          return true;
+        }
+        return outermost_inline(&child, address, found);
+      }
+    } while (dwarf_siblingof(&child, &child) == 0);
+    return false;
+  }
+
+  // Where the function holding `address` called the code inlined there, if any: the call site of
+  // the outermost inlined call. (The line table names the line of the innermost inlined code, an
+  // allocator's or a container's in a library header, while the frame's function is the one the
+  // symbol table names: its own line is the one a reader looks for.)
+  bool inlined_call_site(Dwarf_Die* unit, Dwarf_Addr address, std::string& file, int& line) {
+    auto [it, fresh] = unit_functions.try_emplace(dwarf_dieoffset(unit));
+    std::vector<FunctionRange>& functions = it->second;
+    if (fresh) {
+      collect_functions(unit, functions);
+      std::sort(functions.begin(), functions.end(),
+                [](const FunctionRange& a, const FunctionRange& b) { return a.begin < b.begin; });
+    }
+    auto after = std::upper_bound(functions.begin(), functions.end(), address,
+                                  [](Dwarf_Addr value, const FunctionRange& r) { return value < r.begin; });
+    if (after == functions.begin() || address >= std::prev(after)->end) return false;
+    Dwarf_Die function = std::prev(after)->function;
+    Dwarf_Die call;
+    if (!outermost_inline(&function, address, &call)) return false;
+    Dwarf_Attribute attribute;
+    Dwarf_Word call_line = 0, call_file = 0;
+    Dwarf_Files* files = nullptr;
+    std::size_t file_count = 0;
+    if (dwarf_formudata(dwarf_attr(&call, DW_AT_call_line, &attribute), &call_line) != 0 ||
+        dwarf_formudata(dwarf_attr(&call, DW_AT_call_file, &attribute), &call_file) != 0 || call_line == 0 ||
+        dwarf_getsrcfiles(unit, &files, &file_count) != 0 || call_file >= file_count) {
+      return false;
+    }
+    const char* name = dwarf_filesrc(files, call_file, nullptr, nullptr);
+    if (name == nullptr) return false;
+    file = name;
+    line = static_cast<int>(call_line);
+    return true;
+  }
+
+  // File and line of `pc` (a module-relative address as dwfl gives it) in the function holding
+  // it, or false.
+  bool line_at(Dwfl_Module* module, Dwarf_Addr pc, std::string& file, int& line) {
+    Dwarf_Die unit;
+    Dwarf_Addr address = 0;
+    if (!unit_at(module, pc, &unit, &address)) return false;
+    if (inlined_call_site(&unit, address, file, line)) return true;
     Dwarf_Line* found = dwarf_getsrc_die(&unit, address);
     const char* name = found == nullptr ? nullptr : dwarf_linesrc(found, nullptr, nullptr);
     if (name == nullptr || dwarf_lineno(found, &line) != 0) return false;

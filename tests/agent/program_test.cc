@@ -345,6 +345,21 @@ TEST_F(ProgramRun, AChannelTakenAwayIsSaidAndNotSpunOn) {
   EXPECT_LT(cpu, 0.6) << "tleak and the program used " << cpu << " s of CPU over a one-second sleep";
 }
 
+// Allocations in inlined library code (std::vector at -O2) are named by the function that holds
+// the code and that function's own line, where it called the inlined code.
+TEST_F(ProgramRun, InlinedAllocationsAreAtTheirFunctionsOwnLine) {
+  const auto r = tleak_run({}, {program("inlined_alloc")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "rows 30\n");
+  const Json& row = site_at(at("inlined_alloc.cc", "ROW"));
+  EXPECT_EQ(row["verdict"], "growth");
+  EXPECT_NEAR(row["growth"]["slope_bytes_per_iteration"].get<double>(), 4000.0, 1.0);
+  // operator new (libstdc++), then the function that called it in inlined code.
+  ASSERT_GE(row["frames"].size(), 2u);
+  EXPECT_EQ(row["frames"][1]["function"], "grow_rows(int)") << row["frames"].dump();
+  EXPECT_TRUE(row["frames"][1]["file"].get<std::string>().ends_with("inlined_alloc.cc")) << row["frames"].dump();
+}
+
 TEST_F(ProgramRun, OutputAndExitStatusAreTheProgramsOwn) {
   for (const std::vector<std::string>& command :
        {std::vector<std::string>{program("resize_fork")}, {program("growth"), "leaky"}, {"/bin/sh", "-c", "echo hi; exit 5"}}) {
