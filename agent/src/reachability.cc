@@ -1,6 +1,7 @@
 #include "reachability.h"
 
 #include <fcntl.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -288,12 +289,15 @@ std::uint64_t parse_hex(const char*& p) {
 }
 
 [[gnu::noinline]] std::uint64_t scan_roots(Scan& scan, std::uintptr_t stack_pointer) {
-  // /proc/self/maps read with plain syscalls into agent pages: no stdio, no malloc.
+  // The map read with plain syscalls into agent pages: no stdio, no malloc. The calling thread's
+  // view: /proc/self is the main thread's, and reads empty once that thread has ended (main called
+  // pthread_exit and another thread exit): the scan then had no roots and every block read as lost.
   constexpr std::size_t kMapsBytes = 8 << 20;
   char* maps = static_cast<char*>(map_pages(kMapsBytes, true));
   if (maps == nullptr) return 0;
   std::size_t length = 0;
-  const int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+  int fd = open("/proc/thread-self/maps", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);  // before Linux 3.17
   if (fd >= 0) {
     for (ssize_t got; length + 1 < kMapsBytes &&
                       (got = read(fd, maps + length, kMapsBytes - 1 - length)) > 0;) {
@@ -356,7 +360,8 @@ std::uint64_t scan_reachability(const LiveBlock* blocks, std::uint64_t n, std::u
                                 std::uint32_t* work, const DataOnlyKind* kinds, int kind_count,
                                 const PoolGeometry* pools, std::uintptr_t stack_from) {
   Scan scan{.blocks = blocks, .n = n, .reachable = reachable, .work = work, .kinds = kinds, .kind_count = kind_count};
-  scan.self = getpid();
+  // This thread, not the process: the main thread's memory view is gone once it has ended.
+  scan.self = static_cast<pid_t>(syscall(SYS_gettid));
   scan.untouched.open();
   if (pools != nullptr && pools->pool_bytes <= kPoolAlignment && kPoolAlignment % pools->pool_bytes == 0 &&
       pools->pool_bytes % 8 == 0 && pools->first_block % 8 == 0 && pools->first_block >= kPoolHeaderBytes) {

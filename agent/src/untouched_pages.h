@@ -1,4 +1,4 @@
-// Which pages of this process it never touched, from /proc/self/pagemap: neither in memory nor
+// Which pages of this process it never touched, from its pagemap: neither in memory nor
 // in swap. Such a page holds zeros (anonymous memory, bss) or its file's bytes unchanged (a
 // module's data never written), neither of which can hold the address of a block allocated at
 // run time, so the exit scan need not read it; reading it would fault it in, one fault per page.
@@ -18,7 +18,12 @@ inline constexpr std::uint64_t kPageBytes = 4096;
 
 class UntouchedPages {
  public:
-  void open() { fd_ = ::open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC); }
+  // The calling thread's view: /proc/self is the main thread's, and reads nothing once that thread
+  // has ended (pthread_exit from main, and another thread calls exit).
+  void open() {
+    fd_ = ::open("/proc/thread-self/pagemap", O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0) fd_ = ::open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);  // before Linux 3.17
+  }
   void close() {
     if (fd_ >= 0) ::close(fd_);
     fd_ = -1;

@@ -246,6 +246,21 @@ TEST_F(ProgramRun, LeakedBytesEqualMemchecksDefinitelyAndIndirectlyLost) {
   EXPECT_EQ(report_["totals"]["leaked_bytes"].get<std::int64_t>(), definitely + indirectly) << m.err;
 }
 
+// The main thread ended first and another thread called exit: the scan reads the roots through
+// that thread's view of the process (the main thread's reads empty), and agrees with memcheck.
+TEST_F(ProgramRun, TheExitScanWorksWhenTheMainThreadEndedFirst) {
+  const auto r = tleak_run({}, {program("main_exits_first")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "worker exits the process\n");
+  EXPECT_TRUE(report_["run"]["program"]["exit_scan"]);
+  EXPECT_EQ(site_at(at("main_exits_first.c", "LOST"))["leaked_bytes"], 1000);
+  EXPECT_EQ(site_at(at("main_exits_first.c", "KEPT"))["reachable_at_exit_bytes"], 2000);
+  const auto m = run_process(VALGRIND_PROGRAM, {"--leak-check=full", program("main_exits_first")});
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  EXPECT_EQ(memcheck_figure(m.err, "definitely lost") + memcheck_figure(m.err, "indirectly lost"), 1000) << m.err;
+  EXPECT_EQ(report_["totals"]["leaked_bytes"], 1000);
+}
+
 TEST_F(ProgramRun, EightThreadsFreeingAcrossThreadsGiveExactTotals) {
   const auto r = tleak_run({}, {program("threads")});
   ASSERT_EQ(r.exit_code, 0) << r.err;
