@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -749,6 +750,17 @@ TEST_F(ProgramRun, CommandsThatCannotRunAreRefusedInOneLine) {
   expect_refused(tleak_run({}, {text}), "not executable", path("report.json"));
   expect_refused(tleak_run({}, {dir_.string()}), "directory", path("report.json"));
   expect_refused(tleak_run({}, {program("static_program")}), "statically linked", path("report.json"));
+  // Set-user-ID to another user (nobody): the loader would ignore LD_PRELOAD, and the program must
+  // not run for nothing.
+  if (geteuid() == 0) {
+    const std::string setuid = path("setuid_growth");
+    std::filesystem::copy_file(program("growth"), setuid);
+    ASSERT_EQ(chown(setuid.c_str(), 65534, static_cast<gid_t>(-1)), 0);
+    ASSERT_EQ(chmod(setuid.c_str(), 04755), 0);
+    const auto r = tleak_run({}, {setuid, "leaky"});
+    expect_refused(r, "set-user-ID", path("report.json"));
+    EXPECT_EQ(r.out, "") << "the program ran";
+  }
   expect_refused(run_process(TLEAK_BINARY, {"run", "--"}), "nothing after --", path("report.json"));
   expect_refused(run_process(TLEAK_BINARY, {"run", "append-loop", "--", "/bin/true"}), "not both", path("report.json"));
   expect_refused(tleak_run({"--max-live", "-5"}, {"/bin/true"}), "--max-live", path("report.json"));

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -64,6 +65,15 @@ bool is_static_elf(const std::string& path) {
   return !has_dynamic;
 }
 
+// The loader ignores LD_PRELOAD in a program that gains privileges as it starts ("secure
+// execution"): set-user-ID or set-group-ID to someone else, or file capabilities for a user who
+// does not hold them already. The agent would never load, and the program would run for nothing.
+bool gains_privileges(const std::string& path, const struct stat& st) {
+  if ((st.st_mode & S_ISUID) != 0 && st.st_uid != geteuid()) return true;
+  if ((st.st_mode & S_ISGID) != 0 && st.st_gid != getegid()) return true;
+  return geteuid() != 0 && getxattr(path.c_str(), "security.capability", nullptr, 0) > 0;
+}
+
 void check_runnable(const std::string& name, const std::string& path) {
   struct stat st{};
   if (stat(path.c_str(), &st) != 0) throw ProgramError("cannot run '" + name + "': " + std::strerror(errno));
@@ -72,6 +82,12 @@ void check_runnable(const std::string& name, const std::string& path) {
   if (is_static_elf(path)) {
     throw ProgramError("cannot diagnose '" + name +
                        "': it is statically linked, so the interposer cannot be loaded into it");
+  }
+  if (gains_privileges(path, st)) {
+    throw ProgramError("cannot diagnose '" + name +
+                       "': it runs with privileges it gains as it starts (set-user-ID, set-group-ID or file "
+                       "capabilities), and the loader then ignores LD_PRELOAD, so the interposer cannot be loaded "
+                       "into it");
   }
 }
 
@@ -360,7 +376,8 @@ Report run_program(const ProgramOptions& o) {
     throw ProgramError("'" + o.command[0] + "' ended before tleak's agent started in it (" +
                        (program.exit_signal ? "killed by signal " + std::to_string(*program.exit_signal)
                                             : "exit status " + std::to_string(program.exit_status.value_or(-1))) +
-                       "); is it a static binary or a script whose interpreter is?");
+                       "): the loader did not load the interposer (a statically linked program, or one that gains "
+                       "privileges as it starts, or a script whose interpreter is such a program?)");
   }
   note_modules();
   const std::unique_ptr<Symbolizer> symbolizer = preparer->finish();
