@@ -1,25 +1,13 @@
 #include "descriptors.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 
 #include <atomic>
 
+#include "next_symbol.h"
+
 namespace tleak::agent::real {
 namespace {
-
-// The next definition of `name`, found once (a race only finds the same answer twice).
-template <class F>
-F next(std::atomic<F>& slot, const char* name) {
-  F found = slot.load(std::memory_order_acquire);
-  if (found == nullptr) {
-    const int saved_errno = errno;
-    found = reinterpret_cast<F>(dlsym(RTLD_NEXT, name));
-    errno = saved_errno;
-    slot.store(found, std::memory_order_release);
-  }
-  return found;
-}
 
 std::atomic<int (*)(int)> g_close{nullptr};
 std::atomic<int (*)(unsigned, unsigned, int)> g_close_range{nullptr};
@@ -34,36 +22,36 @@ int no_such_call() {
 
 // Resolved before the program's own code runs.
 __attribute__((constructor)) void find_descriptor_calls() {
-  next(g_close, "close");
-  next(g_close_range, "close_range");
-  next(g_closefrom, "closefrom");
-  next(g_dup2, "dup2");
-  next(g_dup3, "dup3");
+  next_symbol(g_close, "close");
+  next_symbol(g_close_range, "close_range");
+  next_symbol(g_closefrom, "closefrom");
+  next_symbol(g_dup2, "dup2");
+  next_symbol(g_dup3, "dup3");
 }
 
 }  // namespace
 
 int close(int fd) {
-  const auto f = next(g_close, "close");
+  const auto f = next_symbol(g_close, "close");
   return f != nullptr ? f(fd) : no_such_call();
 }
 
 int close_range(unsigned first, unsigned last, int flags) {
-  const auto f = next(g_close_range, "close_range");
+  const auto f = next_symbol(g_close_range, "close_range");
   return f != nullptr ? f(first, last, flags) : no_such_call();
 }
 
 void closefrom(int first) {
-  if (const auto f = next(g_closefrom, "closefrom")) f(first);
+  if (const auto f = next_symbol(g_closefrom, "closefrom")) f(first);
 }
 
 int dup2(int from, int to) {
-  const auto f = next(g_dup2, "dup2");
+  const auto f = next_symbol(g_dup2, "dup2");
   return f != nullptr ? f(from, to) : no_such_call();
 }
 
 int dup3(int from, int to, int flags) {
-  const auto f = next(g_dup3, "dup3");
+  const auto f = next_symbol(g_dup3, "dup3");
   return f != nullptr ? f(from, to, flags) : no_such_call();
 }
 

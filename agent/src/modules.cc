@@ -1,8 +1,6 @@
 #include "modules.h"
 
-#include <dlfcn.h>
 #include <elf.h>
-#include <errno.h>
 #include <link.h>
 #include <unistd.h>
 
@@ -10,6 +8,7 @@
 #include <cstring>
 
 #include "channel.h"
+#include "next_symbol.h"
 #include "tleak/agent/protocol.h"
 #include "tleak/detail/spin_lock.h"
 
@@ -95,16 +94,7 @@ int read_counts(dl_phdr_info* info, size_t size, void* out) {
 using DlcloseFn = int (*)(void*);
 std::atomic<DlcloseFn> g_next_dlclose{nullptr};
 
-DlcloseFn next_dlclose() {
-  DlcloseFn next = g_next_dlclose.load(std::memory_order_acquire);
-  if (next == nullptr) {
-    const int saved_errno = errno;
-    next = reinterpret_cast<DlcloseFn>(dlsym(RTLD_NEXT, "dlclose"));
-    errno = saved_errno;
-    g_next_dlclose.store(next, std::memory_order_release);
-  }
-  return next;
-}
+DlcloseFn next_dlclose() { return next_symbol(g_next_dlclose, "dlclose"); }
 
 // Resolved before the program's own code runs.
 __attribute__((constructor)) void find_next_dlclose() { next_dlclose(); }

@@ -1,11 +1,10 @@
 #include "unwinder_objects.h"
 
-#include <dlfcn.h>
-#include <errno.h>
-
 #include <atomic>
 #include <cstdint>
 #include <cstring>
+
+#include "next_symbol.h"
 
 namespace tleak::agent {
 namespace {
@@ -32,16 +31,7 @@ std::atomic<bool> g_given_up{false};
 // Set while this thread walks: a walk inside a walk (a signal handler's) is the C library's.
 __thread bool t_walking __attribute__((tls_model("initial-exec"))) = false;
 
-IterateFn next_iterate() {
-  IterateFn next = g_next_iterate.load(std::memory_order_acquire);
-  if (next == nullptr) {
-    const int saved_errno = errno;
-    next = reinterpret_cast<IterateFn>(dlsym(RTLD_NEXT, "dl_iterate_phdr"));
-    errno = saved_errno;
-    g_next_iterate.store(next, std::memory_order_release);
-  }
-  return next;
-}
+IterateFn next_iterate() { return next_symbol(g_next_iterate, "dl_iterate_phdr"); }
 
 bool has_counters(std::size_t size) {
   return size >= offsetof(dl_phdr_info, dlpi_subs) + sizeof(dl_phdr_info::dlpi_subs);
