@@ -140,7 +140,20 @@ int run_program_command(const RunArgs& args) {
   if (!args.snapshot_signal.empty()) options.snapshot_signal = parse_signal("--snapshot-signal", args.snapshot_signal);
   try {
     options.thresholds = diagnosis::thresholds_with_overrides(args.thresholds);
-    if (!args.output.empty()) diagnosis::check_writable(args.output);
+    if (!args.output.empty()) {
+      diagnosis::check_writable(args.output);
+    } else {
+      // The report goes to the current directory, under a name known once the program runs: the
+      // directory must take it, which is found out before the program runs, not after.
+      try {
+        diagnosis::check_writable("tleak-report.json");
+      } catch (const diagnosis::FileError& e) {
+        const std::string reason = e.what();
+        const auto colon = reason.rfind(": ");
+        throw UsageError("cannot write the report in the current directory (" + std::filesystem::current_path().string() +
+                         ")" + (colon == std::string::npos ? "" : reason.substr(colon)) + "; give --output FILE");
+      }
+    }
     if (!args.html.empty()) diagnosis::check_writable(args.html);
   } catch (const diagnosis::ReportError& e) {
     throw UsageError(e.what());

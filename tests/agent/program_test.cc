@@ -767,6 +767,16 @@ TEST_F(ProgramRun, CommandsThatCannotRunAreRefusedInOneLine) {
   expect_refused(tleak_run({"--max-live", "1e30"}, {"/bin/true"}), "out of range", path("report.json"));
   expect_refused(tleak_run({"--sample-every", "nan"}, {"/bin/true"}), "--sample-every", path("report.json"));
   expect_refused(tleak_run({"--snapshot-signal", "KILL"}, {"/bin/true"}), "--snapshot-signal", path("report.json"));
+  // Where the report cannot be written (here /proc, which refuses to create files even for root, as
+  // a read-only mount does), tleak says so before the program runs: it prints nothing.
+  for (const std::vector<std::string>& where : {std::vector<std::string>{"-o", "/proc/tleak-report.json"}, {}}) {
+    std::vector<std::string> args = {"-c", "cd /proc && exec \"$0\" run \"$@\" -- /bin/echo ran", TLEAK_BINARY};
+    args.insert(args.end(), where.begin(), where.end());
+    const auto r = run_process("/bin/sh", args);
+    expect_refused(r, where.empty() ? "cannot write the report in the current directory (/proc)" : "/proc/tleak-report.json",
+                   path("report.json"));
+    EXPECT_EQ(r.out, "") << "the program ran";
+  }
 }
 
 TEST_F(ProgramRun, AProgramThatDiesAtOnceIsReportedAsKilled) {

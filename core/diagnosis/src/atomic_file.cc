@@ -68,6 +68,14 @@ void check_writable(const std::string& given) {
   if (access(dir.c_str(), W_OK) != 0) {
     throw FileError(path + ": cannot write: " + std::strerror(errno));
   }
+  // The file is written through a temporary one beside it: that must be possible, which access()
+  // does not tell (root passes it everywhere, and /proc or a read-only mount refuse only the
+  // creation). Found out before a run, not after it.
+  std::string probe = dir + "/.tleak-probe.XXXXXX";
+  const int fd = mkstemp(probe.data());
+  if (fd < 0) throw FileError(path + ": cannot write: " + std::strerror(errno));
+  close(fd);
+  unlink(probe.c_str());
 }
 
 void write_file_atomically(const std::string& given, const std::string& contents) {
