@@ -1,6 +1,6 @@
 // libunwind looks up the loaded object that holds each return address it has not seen before by
 // walking every loaded object (dl_iterate_phdr) and asking each whether the address is in it: a
-// program with hundreds of libraries (PyTorch loads over 200) pays a walk of all of them for each
+// program with hundreds of libraries (the PyTorch loop loads 314) pays a walk through them for each
 // of the tens of thousands of addresses its import makes. While libunwind captures a stack for the
 // agent, its walk is answered from a list of the objects kept in most-recently-found order: the
 // object that held the last address is asked first, and it almost always holds the next one.
