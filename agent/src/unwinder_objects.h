@@ -3,7 +3,8 @@
 // program with hundreds of libraries (the PyTorch loop loads 314) pays a walk through them for each
 // of the tens of thousands of addresses its import makes. While libunwind captures a stack for the
 // agent, its walk is answered from a list of the objects kept in most-recently-found order: the
-// object that held the last address is asked first, and it almost always holds the next one.
+// object that held the last address is asked first, and it most often holds the next one (on the
+// PyTorch loop the 78,900 searches took 10 ms of the agent's time instead of 48).
 //
 // The list is a copy of what dl_iterate_phdr reports, and it is read and written only inside the C
 // library's own dl_iterate_phdr, under the loader's lock, which also keeps every object in it
