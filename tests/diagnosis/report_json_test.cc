@@ -192,6 +192,11 @@ TEST(ReportText, SiteLabelSkipsPlumbingAndShortensNames) {
   EXPECT_EQ(site_label({}), "(no stack recorded)");
   EXPECT_EQ(short_function("tleak::runtime::Function::operator()(std::vector<int> const&)"), "Function::operator()");
   EXPECT_EQ(site_label({Frame{3, "main", "tleak", 3, "", 0}}), "main (tleak)");
+  // No symbol (a stripped program): named by its place in its module, which addr2line takes.
+  const Frame stripped{4, "??", "cat", 0x6459, "", 0};
+  EXPECT_EQ(site_label({stripped}), "cat+0x6459");
+  EXPECT_EQ(frame_short_name(stripped), "cat+0x6459");
+  EXPECT_EQ(frame_short_name(Frame{5, "??", "", 0, "", 0}), "??");  // not even a module
 }
 
 }  // namespace

@@ -60,6 +60,13 @@ std::string short_function(std::string name) {
   return name;
 }
 
+std::string frame_short_name(const Frame& frame) {
+  if (frame.function != "??" || frame.module.empty()) return short_function(frame.function);
+  char offset[32];
+  std::snprintf(offset, sizeof offset, "+0x%llx", static_cast<unsigned long long>(frame.module_offset));
+  return frame.module + offset;
+}
+
 namespace {
 
 bool is_runtime(const Frame& frame) { return frame.function.rfind("tleak::runtime::", 0) == 0; }
@@ -88,11 +95,11 @@ std::string site_label(const std::vector<Frame>& frames, const std::string& focu
   if (chosen.kind == "python") {
     return std::string(file_name(chosen.file)) + ":" + std::to_string(chosen.line) + " in " + chosen.function;
   }
-  std::string label = short_function(chosen.function);
+  std::string label = frame_short_name(chosen);
   if (user > 0 && is_runtime(frames[user - 1])) label = short_function(frames[user - 1].function) + " in " + label;
   if (!chosen.file.empty()) {
     label += " (" + std::string(file_name(chosen.file)) + ":" + std::to_string(chosen.line) + ")";
-  } else if (!chosen.module.empty()) {
+  } else if (!chosen.module.empty() && chosen.function != "??") {
     label += " (" + chosen.module + ")";
   }
   return label;

@@ -64,7 +64,7 @@ std::string render_text(const Report& r, std::size_t max_sites) {
     const std::size_t first = user > 0 ? user - 1 : 0;
     for (std::size_t f = first; f < s.frames.size() && f < first + 3; ++f) {
       const Frame& frame = s.frames[f];
-      out << "           at " << short_function(frame.function);
+      out << "           at " << frame_short_name(frame);
       if (!frame.file.empty()) out << "  " << file_name(frame.file) << ":" << frame.line;
       out << "\n";
     }

@@ -165,6 +165,10 @@ std::string_view file_name(std::string_view path);
 std::size_t user_frame_index(const std::vector<Frame>& frames, const std::string& focus = "");
 // "Class::method" without parameters, namespaces or the anonymous namespace.
 std::string short_function(std::string name);
+// How a frame is named in labels and text: its short function, or where no symbol names it (a
+// stripped program), its place in its module, "cat+0x4a2f", which addr2line or a debugger turns
+// into a line given the module's debug info.
+std::string frame_short_name(const Frame& frame);
 // The worst finding in one sentence, e.g.
 // "growth: +4.0 KiB per iteration at append_result (basic_loops.cc:40)".
 std::string summary_sentence(const SiteReport& site, const Report& report);
