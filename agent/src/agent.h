@@ -13,6 +13,7 @@
 
 namespace tleak::agent {
 
+// Whether this process is the one tleak runs and this thread is not inside the agent already.
 bool active();
 
 namespace recording {
@@ -51,8 +52,6 @@ void before_unload();
 
 // Sends every thread's buffer, then a fence record of `kind` (with `name` for a snapshot).
 void fence(RecordKind kind, const char* name);
-
-bool active();
 
 // While one lives, this thread's calls of the interposed functions pass through unrecorded. For a
 // C library function that calls another interposed one (glibc's reallocarray calls realloc
