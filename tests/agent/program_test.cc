@@ -376,6 +376,26 @@ TEST_F(ProgramRun, InlinedAllocationsAreAtTheirFunctionsOwnLine) {
   EXPECT_TRUE(row["frames"][1]["file"].get<std::string>().ends_with("inlined_alloc.cc")) << row["frames"].dump();
 }
 
+// A thread on a 16 KiB stack that allocates with 5,000 bytes of it used: the agent's share of the
+// stack per recorded allocation (about 3 KiB) must leave it room.
+TEST_F(ProgramRun, AThreadOnASmallStackStillHasRoom) {
+  const auto r = tleak_run({}, {program("small_stack")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "ok\n");
+  // Two sites at the line (alloc_once is called from two places), one block each.
+  const std::string line = at("small_stack.c", "SMALL");
+  int allocations = 0, frees = 0;
+  for (const Json& s : report_["sites"]) {
+    const std::string label = s["label"];
+    if (label.ends_with(line)) {
+      allocations += s["allocations"].get<int>();
+      frees += s["frees"].get<int>();
+    }
+  }
+  EXPECT_EQ(allocations, 2);
+  EXPECT_EQ(frees, 2);
+}
+
 TEST_F(ProgramRun, OutputAndExitStatusAreTheProgramsOwn) {
   for (const std::vector<std::string>& command :
        {std::vector<std::string>{program("resize_fork")}, {program("growth"), "leaky"}, {"/bin/sh", "-c", "echo hi; exit 5"}}) {
