@@ -131,6 +131,19 @@ TEST(AgentSource, AFreeOfAnAddressItNeverSawIsIgnored) {
   EXPECT_EQ(source.live_bytes(), 16);
 }
 
+// Site 0 is where the agent puts stacks once its table is full: the source tells (a report's note
+// says so), and the blocks are still counted.
+TEST(AgentSource, AllocationsOfTheOverflowSiteAreCountedAndTold) {
+  AgentSource source;
+  Message m;
+  m.add(hello()).add(site(1, 0)).add(alloc(1, 0x1000, 16, 1)).add(mark(1));
+  source.consume(m.bytes());
+  EXPECT_FALSE(source.stacks_overflowed());
+  source.consume(Message().add(alloc(2, 0x2000, 32, 0)).add(mark(2)).bytes());
+  EXPECT_TRUE(source.stacks_overflowed());
+  EXPECT_EQ(source.live_bytes(), 48);
+}
+
 TEST(AgentSource, SiteIdsBeyondTheAgentsTableAreRefused) {
   AgentSource source;
   source.consume(Message().add(hello()).bytes());

@@ -39,7 +39,7 @@ void AgentSource::reset() {
   limits.uses_reported = false;
   limits.one_thread = true;
   recorder_ = std::make_unique<Recorder>(std::vector<AllocatorInfo>{{"malloc", MemorySpace::kHost}}, limits);
-  hello_seen_ = user_marks_ = exit_requested_ = reach_started_ = reach_complete_ = false;
+  hello_seen_ = user_marks_ = exit_requested_ = reach_started_ = reach_complete_ = stacks_overflowed_ = false;
   iteration_ = clock_ = next_block_ = 0;
   live_bytes_ = pending_allocated_ = 0;
   pending_.clear();
@@ -198,6 +198,7 @@ void AgentSource::record(const unsigned char* at, std::uint32_t size) {
       if (a.site >= agent::kMaxSites) throw StreamError("site id " + std::to_string(a.site) + " out of range");
       if (a.size > kMaxAddressSpace) throw StreamError("allocation of " + std::to_string(a.size) + " bytes, past any address space");
       pending_.push_back({a.ns, a.address, a.size, a.site, false});
+      if (a.site == kUnknownStackSite) stacks_overflowed_ = true;
       // An upper bound for the budget guard: it need not grow past any address space either.
       if (pending_allocated_ < static_cast<std::int64_t>(kMaxAddressSpace)) pending_allocated_ += static_cast<std::int64_t>(a.size);
       return;

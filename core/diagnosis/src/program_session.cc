@@ -386,6 +386,11 @@ Report run_program(const ProgramOptions& o) {
     report.notes.push_back("tleak stopped the program: its live bytes passed --max-live (" +
                            std::to_string(o.max_live_bytes) + " bytes)");
   }
+  if (source.stacks_overflowed()) {
+    report.notes.push_back("the program made more than " + std::to_string(agent::kMaxSites - 1) +
+                           " distinct allocation stacks, all the agent has room for: allocations from stacks first "
+                           "seen after that are counted together in one site without a stack ('(no stack recorded)')");
+  }
   if (channel_lost) {
     report.notes.push_back("the program took tleak's channel to its agent away while it ran (it closed or "
                            "replaced that descriptor with a system call tleak does not interpose): what it did "

@@ -46,6 +46,9 @@ class AgentSource {
   std::int64_t live_bytes() const { return live_bytes_; }
   // Bytes allocated in records not yet ordered (an upper bound on how far live bytes may have gone).
   std::int64_t pending_allocated_bytes() const { return pending_allocated_; }
+  // Whether the agent's table of distinct stacks filled up (agent::kMaxSites): allocations from
+  // stacks first seen after that came under one site without frames.
+  bool stacks_overflowed() const { return stacks_overflowed_; }
 
   // The agent ran its exit handlers and waits for the live list.
   bool exit_requested() const { return exit_requested_; }
@@ -107,6 +110,9 @@ class AgentSource {
   std::uint64_t next_block_ = 0;
   std::int64_t live_bytes_ = 0;
   std::int64_t pending_allocated_ = 0;
+  // The site the agent gives stacks it has no room left to intern (SiteTable::kOverflowSite).
+  static constexpr std::uint32_t kUnknownStackSite = 0;
+  bool stacks_overflowed_ = false;
   static constexpr std::size_t kPendingReserve = std::size_t{1} << 20;
   std::vector<Pending> pending_;
   LiveTable<Live> live_;
