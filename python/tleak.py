@@ -28,11 +28,15 @@ def _agent_function(name, argtypes):
 
 _mark = _agent_function("tleak_agent_mark_iteration", [])
 _snapshot = _agent_function("tleak_agent_snapshot", [_ctypes.c_char_p])
+_recording = _agent_function("tleak_agent_recording", [])
+if _recording is not None:
+    _recording.restype = _ctypes.c_int
 
 
 def attached():
-    """Whether this process runs under tleak's agent."""
-    return _mark is not None
+    """Whether tleak records this process (not a child it forked or started, which inherit the
+    agent but are not recorded)."""
+    return _recording is not None and _recording() != 0
 
 
 def mark_iteration():

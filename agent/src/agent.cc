@@ -239,6 +239,8 @@ bool active() { return g_status.load(std::memory_order_relaxed) == kOn && !t_ins
 
 bool inside_agent() { return t_inside; }
 
+bool recording_this_process() { return g_status.load(std::memory_order_acquire) == kOn; }
+
 void agent_channel_lost() {
   int on = kOn;
   g_status.compare_exchange_strong(on, kOff, std::memory_order_acq_rel);

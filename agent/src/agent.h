@@ -15,6 +15,8 @@ namespace tleak::agent {
 
 // Whether this process is the one tleak runs and this thread is not inside the agent already.
 bool active();
+// Whether this process is the one tleak runs (and records it still).
+bool recording_this_process();
 
 namespace recording {
 // Return addresses kept per stack (tleak run --stack-depth), set once at start-up.

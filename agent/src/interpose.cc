@@ -171,6 +171,9 @@ TLEAK_EXPORT int dup3(int from, int to, int flags) {
 // The marks API (tleak/marks.h calls these through weak references).
 TLEAK_EXPORT void tleak_agent_mark_iteration(void) { agent::fence(agent::RecordKind::kMark, nullptr); }
 
+// Whether this process is recorded (a child the program forked or started is not).
+TLEAK_EXPORT int tleak_agent_recording(void) { return agent::recording_this_process() ? 1 : 0; }
+
 TLEAK_EXPORT void tleak_agent_snapshot(const char* name) {
   agent::fence(agent::RecordKind::kSnapshot, name != nullptr && name[0] != '\0' ? name : "snapshot");
 }

@@ -396,6 +396,35 @@ TEST_F(ProgramRun, AThreadOnASmallStackStillHasRoom) {
   EXPECT_EQ(frees, 2);
 }
 
+// tleak.attached() is true in the process tleak records, false in a child it forks (which
+// inherits the agent but is not recorded) and without tleak.
+TEST_F(ProgramRun, PythonKnowsWhetherItIsRecorded) {
+  const std::string script =
+      "import os, sys, tleak\n"
+      "print('parent', tleak.attached(), flush=True)\n"
+      "pid = os.fork()\n"
+      "if pid == 0:\n"
+      "    print('child', tleak.attached(), flush=True)\n"
+      "    os._exit(0)\n"
+      "os.waitpid(pid, 0)\n";
+  const auto r = tleak_run({}, {TLEAK_PYTHON, "-c", script});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "parent True\nchild False\n");
+  const auto plain = run_process("/usr/bin/env", {"PYTHONPATH=" + std::string(TLEAK_SOURCE_DIR) + "/python", TLEAK_PYTHON, "-c", script});
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_EQ(plain.out, "parent False\nchild False\n");
+}
+
+// The same from C, through <tleak/marks.h>.
+TEST_F(ProgramRun, CKnowsWhetherItIsRecorded) {
+  const auto r = tleak_run({}, {program("attached")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "recorded 1, child 0\n");
+  const auto plain = run_process(program("attached"), {});
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_EQ(plain.out, "recorded 0, child 0\n");
+}
+
 TEST_F(ProgramRun, OutputAndExitStatusAreTheProgramsOwn) {
   for (const std::vector<std::string>& command :
        {std::vector<std::string>{program("resize_fork")}, {program("growth"), "leaky"}, {"/bin/sh", "-c", "echo hi; exit 5"}}) {

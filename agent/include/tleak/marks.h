@@ -28,6 +28,7 @@ extern "C" {
 /* Defined by libtleak_preload.so; null when it is not loaded. */
 void tleak_agent_mark_iteration(void) __attribute__((weak));
 void tleak_agent_snapshot(const char* name) __attribute__((weak));
+int tleak_agent_recording(void) __attribute__((weak));
 
 /* One iteration of the program's loop is over: tleak samples every site's live bytes here. */
 static inline void tleak_mark_iteration(void) {
@@ -40,8 +41,9 @@ static inline void tleak_snapshot(const char* name) {
   if (tleak_agent_snapshot) tleak_agent_snapshot(name);
 }
 
-/* Whether this process runs under tleak (the agent is loaded). */
-static inline int tleak_attached(void) { return tleak_agent_mark_iteration != 0; }
+/* Whether tleak records this process. (Not a child it forked or started: those inherit the agent
+ * but are not recorded.) */
+static inline int tleak_attached(void) { return tleak_agent_recording != 0 && tleak_agent_recording(); }
 
 #ifdef __cplusplus
 }
