@@ -469,7 +469,10 @@ __attribute__((constructor)) static void agent_start() {
   unwinder_signals_init();
   g_stack_depth = static_cast<int>(depth);
   g_sample_ns = sample_us * 1000;
-  if (!g_sites.init() || !g_python_frames.init() || !thread_buffers_init()) return;
+  if (!g_sites.init() || !g_python_frames.init() ||
+      !thread_buffers_init(control != nullptr ? &control->untracked_threads : nullptr)) {
+    return;
+  }
   // A CPython process (the python executable, or a program linking libpython): Python frames too.
   python_init();
   add_own_image();

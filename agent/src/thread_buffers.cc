@@ -10,7 +10,7 @@
 namespace tleak::agent {
 namespace {
 
-constexpr std::uint32_t kMaxBuffers = 4096;
+constexpr std::uint32_t kMaxBuffers = kMaxThreadBuffers;
 
 ThreadBuffer* g_buffers[kMaxBuffers];
 std::atomic<std::uint32_t> g_buffer_count{0};
@@ -21,6 +21,9 @@ std::atomic<bool> g_forgotten{false};
 
 // Initial-exec TLS: reading it never calls into the dynamic loader (which may allocate).
 __thread ThreadBuffer* t_buffer __attribute__((tls_model("initial-exec"))) = nullptr;
+// Set on a thread that found every buffer taken: it does not scan them again at each allocation.
+__thread bool t_without_buffer __attribute__((tls_model("initial-exec"))) = false;
+volatile std::uint64_t* g_untracked = nullptr;
 
 void on_thread_exit(void* value) {
   auto* buffer = static_cast<ThreadBuffer*>(value);
@@ -74,9 +77,13 @@ void ThreadBuffer::send() {
 
 ThreadBuffer* this_thread_buffer() {
   if (t_buffer != nullptr) return t_buffer;
-  if (g_forgotten.load(std::memory_order_relaxed)) return nullptr;
+  if (t_without_buffer || g_forgotten.load(std::memory_order_relaxed)) return nullptr;
   ThreadBuffer* buffer = take_buffer();
-  if (buffer == nullptr) return nullptr;
+  if (buffer == nullptr) {
+    t_without_buffer = true;
+    if (g_untracked != nullptr) __atomic_fetch_add(g_untracked, 1, __ATOMIC_RELAXED);
+    return nullptr;
+  }
   t_buffer = buffer;
   // The first keys live in a static array: setting one does not allocate.
   pthread_setspecific(g_exit_key, buffer);
@@ -88,7 +95,10 @@ ThreadBuffer* current_thread_buffer() { return t_buffer; }
 std::uint32_t thread_buffer_count() { return g_buffer_count.load(std::memory_order_acquire); }
 ThreadBuffer* thread_buffer(std::uint32_t index) { return g_buffers[index]; }
 
-bool thread_buffers_init() { return pthread_key_create(&g_exit_key, on_thread_exit) == 0; }
+bool thread_buffers_init(volatile std::uint64_t* untracked) {
+  g_untracked = untracked;
+  return pthread_key_create(&g_exit_key, on_thread_exit) == 0;
+}
 
 void thread_buffers_forget() {
   // Only the forking thread exists here; the memory stays mapped (copy-on-write) and unused.

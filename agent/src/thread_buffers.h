@@ -56,7 +56,9 @@ struct ThreadBuffer {
   void send();
 };
 
-// The calling thread's buffer, created or reused on first use; nullptr if none can be had.
+// The calling thread's buffer, created or reused on first use; nullptr if none can be had (every
+// one of the kMaxThreadBuffers taken by threads alive at once): the thread then goes unrecorded, is
+// counted once in `*untracked` (thread_buffers_init) and does not ask again.
 ThreadBuffer* this_thread_buffer();
 // The calling thread's buffer if it has one (never creates one).
 ThreadBuffer* current_thread_buffer();
@@ -65,8 +67,9 @@ ThreadBuffer* current_thread_buffer();
 std::uint32_t thread_buffer_count();
 ThreadBuffer* thread_buffer(std::uint32_t index);
 
-// Creates the thread-exit hook. Once, at start-up.
-bool thread_buffers_init();
+// Creates the thread-exit hook. Once, at start-up. `untracked` (in the control page, or null)
+// counts the threads that found no buffer.
+bool thread_buffers_init(volatile std::uint64_t* untracked);
 // In a forked child: the buffers hold the parent's records and maybe locks held by threads that
 // do not exist here. Forget them all.
 void thread_buffers_forget();

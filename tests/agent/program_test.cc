@@ -425,6 +425,21 @@ TEST_F(ProgramRun, CKnowsWhetherItIsRecorded) {
   EXPECT_EQ(plain.out, "recorded 0, child 0\n");
 }
 
+// More threads alive at once than the agent has buffers: those that found one are recorded exactly,
+// the rest are counted in a note (4,200 threads and the main thread, 4,096 buffers: 105 without).
+TEST_F(ProgramRun, ThreadsBeyondTheAgentsBuffersAreCountedInANote) {
+  const auto r = tleak_run({}, {program("many_threads_at_once"), "4200"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "4200 threads done\n");
+  const Json& each = site_at(at("many_threads_at_once.c", "EACH"));
+  EXPECT_EQ(each["allocations"], 4095);
+  EXPECT_EQ(each["frees"], 4095);
+  EXPECT_EQ(each["final_live_bytes"], 0);
+  ASSERT_EQ(report_["notes"].size(), 1u) << report_["notes"].dump();
+  EXPECT_EQ(report_["notes"][0].get<std::string>().rfind("105 of the program's threads allocated while all 4096", 0), 0u)
+      << report_["notes"][0];
+}
+
 TEST_F(ProgramRun, OutputAndExitStatusAreTheProgramsOwn) {
   for (const std::vector<std::string>& command :
        {std::vector<std::string>{program("resize_fork")}, {program("growth"), "leaky"}, {"/bin/sh", "-c", "echo hi; exit 5"}}) {

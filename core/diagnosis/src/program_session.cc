@@ -368,6 +368,7 @@ Report run_program(const ProgramOptions& o) {
   // Whatever the program sent before it ended is in the socket: nothing else can write to it.
   read_messages(false);
   const bool channel_lost = control->channel_lost != 0;
+  const std::uint64_t untracked_threads = control->untracked_threads;
   munmap(page, 4096);
 
   if (WIFEXITED(child.status)) program.exit_status = WEXITSTATUS(child.status);
@@ -385,6 +386,12 @@ Report run_program(const ProgramOptions& o) {
   if (program.stopped_by == "max-live") {
     report.notes.push_back("tleak stopped the program: its live bytes passed --max-live (" +
                            std::to_string(o.max_live_bytes) + " bytes)");
+  }
+  if (untracked_threads > 0) {
+    report.notes.push_back(std::to_string(untracked_threads) + " of the program's threads allocated while all " +
+                           std::to_string(agent::kMaxThreadBuffers) +
+                           " of the agent's thread buffers were taken by threads alive at once: their allocations "
+                           "and frees are not in this report (a block one of them freed reads as still allocated)");
   }
   if (source.stacks_overflowed()) {
     report.notes.push_back("the program made more than " + std::to_string(agent::kMaxSites - 1) +

@@ -23,6 +23,8 @@ inline constexpr std::uint32_t kMaxMessageBytes = 16 * 1024;
 inline constexpr std::uint32_t kMaxFrames = 64;
 // Site ids are dense, from 1; the agent's table holds fewer than this many.
 inline constexpr std::uint32_t kMaxSites = 1u << 21;
+// Thread buffers the agent keeps (one for each thread alive at once that allocates).
+inline constexpr std::uint32_t kMaxThreadBuffers = 4096;
 // A site record written against another (SiteRecord::base) names one that is itself written
 // against at most this many others: the parent rebuilds a stack in a bounded number of steps.
 inline constexpr std::uint32_t kMaxSiteChain = 16;
@@ -158,6 +160,9 @@ struct ControlPage {
   // Written by the agent, once: the program took its socket away (closed or replaced its
   // descriptor behind the C library's back), so the records since are lost and it recorded no more.
   volatile std::uint64_t channel_lost;
+  // Counted by the agent: threads that allocated while every thread buffer was taken
+  // (thread_buffers.h): their allocations and frees went unrecorded.
+  volatile std::uint64_t untracked_threads;
 };
 
 constexpr std::uint32_t padded(std::uint32_t bytes) { return (bytes + 7u) & ~7u; }
