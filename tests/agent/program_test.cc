@@ -768,15 +768,18 @@ TEST_F(ProgramRun, ANativeBufferDroppedThroughCtypesIsATrueLeak) {
   const std::string label = "ctypes_buffer.py:" + std::to_string(line_of("torch/ctypes_buffer.py", "BUFFER")) + " in <module>";
   // Under Python's own allocator (pymalloc) and under PYTHONMALLOC=malloc alike, all 50 are found
   // as a rule: freed objects that held the addresses (a ctypes argument keeps its pointer) are not
-  // read, neither in pymalloc's pools nor in the heap. One block of slack stays for a stale pointer
-  // elsewhere (a conservative scan cannot know it is stale; memcheck would say the same).
+  // read, neither in pymalloc's pools nor in the heap. Two blocks of slack stay for stale words in
+  // live blocks, which a conservative scan cannot tell from pointers: seen once in about 40 runs,
+  // a word in a reachable heap block pointing 832 bytes into a buffer (memory that had held an
+  // object before the buffer took it; memcheck would call that block "possibly lost"), and once
+  // in the suite two such buffers.
   for (const bool own_allocator : {true, false}) {
     std::vector<std::string> command = {TLEAK_PYTHON, script, "leaky"};
     if (!own_allocator) command.insert(command.begin(), {"/usr/bin/env", "PYTHONMALLOC=malloc"});
     ASSERT_EQ(tleak_run({}, command).exit_code, 0);
     EXPECT_EQ(report_["summary"]["verdict"], "leak");
     EXPECT_EQ(report_["sites"][0]["label"], label);
-    EXPECT_GE(report_["sites"][0]["leaked_bytes"].get<std::int64_t>(), 49 * 4096) << own_allocator;
+    EXPECT_GE(report_["sites"][0]["leaked_bytes"].get<std::int64_t>(), 48 * 4096) << own_allocator;
     EXPECT_EQ(report_["sites"][0]["leaked_bytes"].get<std::int64_t>() +
                   report_["sites"][0]["reachable_at_exit_bytes"].get<std::int64_t>(),
               50 * 4096);
