@@ -45,6 +45,7 @@ TEST(Symbolizer, UnknownAddressesAreMarkedNotInvented) {
   EXPECT_EQ(frame.line, 0);
 }
 
+using testing::expect_same_frame;
 using testing::own_modules;
 
 TEST(Symbolizer, ModulesAddedAndReadAheadResolveAsThoseGivenAtOnce) {
@@ -70,11 +71,7 @@ TEST(Symbolizer, ModulesAddedAndReadAheadResolveAsThoseGivenAtOnce) {
   EXPECT_FALSE(ahead.prepare_next_module());
 
   const Frame& frame = ahead.symbolize(address);
-  EXPECT_EQ(frame.function, expected.function);
-  EXPECT_EQ(frame.module, expected.module);
-  EXPECT_EQ(frame.file, expected.file);
-  EXPECT_EQ(frame.line, expected.line);
-  EXPECT_EQ(frame.module_offset, expected.module_offset);
+  expect_same_frame(frame, expected);
 }
 
 TEST(Demangle, ReadableNamesAndPassThrough) {

@@ -13,6 +13,7 @@
 namespace tleak::diagnosis {
 namespace {
 
+using testing::expect_same_frame;
 using testing::own_modules;
 
 [[gnu::noinline]] std::uintptr_t return_address_into_this_test() {
@@ -43,11 +44,7 @@ TEST(ModulePreparer, ResolvesWhileReadingAndHandsOverTheWholeMap) {
   const std::unique_ptr<Symbolizer> handed = preparer.finish();
   ASSERT_NE(handed, nullptr);
   const Frame& frame = handed->symbolize(address);
-  EXPECT_EQ(frame.function, expected.function);
-  EXPECT_EQ(frame.module, expected.module);
-  EXPECT_EQ(frame.file, expected.file);
-  EXPECT_EQ(frame.line, expected.line);
-  EXPECT_EQ(frame.module_offset, expected.module_offset);
+  expect_same_frame(frame, expected);
 }
 
 // Given a map and let be, the thread reads every module of it before anyone asks.

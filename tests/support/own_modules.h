@@ -1,6 +1,8 @@
 // This process's modules as a recording of it would give them (no build ids: none to check), for
-// the tests of what symbolizes a recorded module map.
+// the tests of what symbolizes a recorded module map, and the comparison of two frames they make.
 #pragma once
+
+#include <gtest/gtest.h>
 
 #include <link.h>
 #include <unistd.h>
@@ -38,6 +40,15 @@ inline std::vector<ModuleInfo> own_modules() {
       },
       &modules);
   return modules;
+}
+
+// A frame resolved through a recorded map reads exactly as one resolved another way.
+inline void expect_same_frame(const Frame& frame, const Frame& expected) {
+  EXPECT_EQ(frame.function, expected.function);
+  EXPECT_EQ(frame.module, expected.module);
+  EXPECT_EQ(frame.file, expected.file);
+  EXPECT_EQ(frame.line, expected.line);
+  EXPECT_EQ(frame.module_offset, expected.module_offset);
 }
 
 }  // namespace tleak::testing
