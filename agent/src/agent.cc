@@ -357,7 +357,9 @@ void write_site(ThreadBuffer* buffer, std::uint32_t site, const std::uint64_t* w
 }  // namespace
 
 void recording::record_captured_alloc(const void* address, std::size_t size, void* const* raw, int count,
-                                   int saved_errno) {
+                                   int saved_errno, std::uint64_t started) {
+  std::uint64_t lap = started;
+  step_profile::lap(step_profile::kUnwind, &lap);
   struct Leave {
     int saved_errno;
     ~Leave() {
@@ -379,7 +381,9 @@ void recording::record_captured_alloc(const void* address, std::size_t size, voi
       d = with_python_frames(buffer, frames, depth, mixed, fresh, &fresh_count);
       words = mixed;
     }
+    step_profile::lap(step_profile::kPython, &lap);
     const StackKey key = SiteTable::key(words, d);
+    step_profile::lap(step_profile::kHash, &lap);
     SiteCacheEntry& cached = buffer->cache[(key.a >> 1) & (ThreadBuffer::kCacheEntries - 1)];
     bool is_new = false;
     std::uint32_t site;
@@ -390,6 +394,7 @@ void recording::record_captured_alloc(const void* address, std::size_t size, voi
       cached.key = key;
       cached.site = site;
     }
+    step_profile::lap(step_profile::kIntern, &lap);
     buffer->lock.lock();
     for (int i = 0; i < fresh_count; ++i) write_python_frame(buffer, fresh[i]);
     if (is_new) write_site(buffer, site, words, d);
@@ -401,6 +406,7 @@ void recording::record_captured_alloc(const void* address, std::size_t size, voi
     if (buffer->allocated_since_send >= ThreadBuffer::kFlushAllocatedBytes) buffer->send();
     buffer->lock.unlock();
     serve_fences(ns);
+    step_profile::lap(step_profile::kWrite, &lap);
   }
 }
 

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "step_profile.h"
 #include "tleak/agent/protocol.h"
 #include "tleak/detail/stack_capture.h"
 
@@ -25,9 +26,10 @@ extern int g_stack_depth;
 // the loader) passes through untracked. Initial-exec TLS never calls into the loader.
 extern __thread bool t_inside __attribute__((tls_model("initial-exec")));
 // The rest of record_alloc, out of line: `raw` holds `count` return addresses, the interposed
-// function's own first. Leaves the agent (t_inside) and puts errno back.
+// function's own first. Leaves the agent (t_inside) and puts errno back. `started`: when the
+// capture began (step_profile.h; 0 unless profiled).
 [[gnu::noinline]] void record_captured_alloc(const void* address, std::size_t size, void* const* raw, int count,
-                                             int saved_errno);
+                                             int saved_errno, std::uint64_t started);
 }  // namespace recording
 
 // A block the program now owns. Always inlined into the interposed function that returns it: its
@@ -38,9 +40,10 @@ extern __thread bool t_inside __attribute__((tls_model("initial-exec")));
   if (!active() || address == nullptr) return;
   const int saved_errno = errno;
   recording::t_inside = true;
+  const std::uint64_t started = step_profile::now();
   void* raw[kMaxFrames + 1];
   const int count = recording::g_stack_depth == 0 ? 0 : tleak::detail::capture_stack_here(raw, recording::g_stack_depth + 1);
-  recording::record_captured_alloc(address, size, raw, count, saved_errno);
+  recording::record_captured_alloc(address, size, raw, count, saved_errno, started);
 }
 // Call before the block is handed back, so its address cannot be reused before the free is stamped.
 void record_free(const void* address);

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "next_symbol.h"
+#include "step_profile.h"
 
 namespace tleak::agent {
 namespace {
@@ -96,14 +97,8 @@ int dispatch(dl_phdr_info* info, std::size_t size, void* walk_arg) {
   return walk->callback(info, size, walk->data);
 }
 
-}  // namespace
-
-int real_dl_iterate_phdr(PhdrCallback callback, void* data) {
-  const IterateFn next = next_iterate();
-  return next != nullptr ? next(callback, data) : 0;
-}
-
-int unwinder_iterate_objects(PhdrCallback callback, void* data) {
+// libunwind's walk, answered from the list when it holds exactly the objects loaded now.
+int search_objects(PhdrCallback callback, void* data) {
   const IterateFn next = next_iterate();
   if (next == nullptr) return 0;
   if (t_walking || g_given_up.load(std::memory_order_relaxed)) return next(callback, data);
@@ -115,6 +110,20 @@ int unwinder_iterate_objects(PhdrCallback callback, void* data) {
   Walk walk{callback, data};
   const int result = next(dispatch, &walk);
   t_walking = false;
+  return result;
+}
+
+}  // namespace
+
+int real_dl_iterate_phdr(PhdrCallback callback, void* data) {
+  const IterateFn next = next_iterate();
+  return next != nullptr ? next(callback, data) : 0;
+}
+
+int unwinder_iterate_objects(PhdrCallback callback, void* data) {
+  const std::uint64_t started = step_profile::now();
+  const int result = search_objects(callback, data);
+  step_profile::add(step_profile::kObjectSearch, step_profile::now() - started);
   return result;
 }
 

@@ -1,0 +1,40 @@
+// Where the agent's time goes while it records an allocation, step by step: built in only with
+// `cmake -DTLEAK_AGENT_PROFILE=ON` (a build for measuring, never the one users run), which prints
+// the processor's timestamp-counter totals of each step to stderr as the program exits. In every
+// other build these compile to nothing.
+//
+//   cmake -S . -B build/profile -DCMAKE_BUILD_TYPE=Release -DTLEAK_AGENT_PROFILE=ON
+//   cmake --build build/profile --target tleak tleak_preload
+//   build/profile/cli/tleak run -o r.json -- /usr/bin/python3 tests/programs/torch/loss_accumulated.py fixed
+#pragma once
+
+#include <cstdint>
+
+namespace tleak::agent::step_profile {
+
+enum Step : int {
+  kUnwind,        // libunwind's walk (the interposed function's capture)
+  kObjectSearch,  // of it: libunwind's searches of the loaded objects (unwinder_objects.h)
+  kPython,        // reading the Python frames and giving them ids
+  kHash,          // the stack's key
+  kIntern,        // the thread's cache, then the shared site table
+  kWrite,         // records into the thread's buffer, sends included
+  kSteps
+};
+
+#if defined(TLEAK_AGENT_PROFILE)
+std::uint64_t now();
+void add(Step step, std::uint64_t ticks);
+// The time since `*since` goes to `step`; `*since` becomes now.
+inline void lap(Step step, std::uint64_t* since) {
+  const std::uint64_t t = now();
+  add(step, t - *since);
+  *since = t;
+}
+#else
+inline std::uint64_t now() { return 0; }
+inline void add(Step, std::uint64_t) {}
+inline void lap(Step, std::uint64_t*) {}
+#endif
+
+}  // namespace tleak::agent::step_profile
