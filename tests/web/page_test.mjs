@@ -154,6 +154,21 @@ if (growthProgram) {
   });
 }
 
+// A stripped program's page (Debian's ls): its frames with no symbol are named by their place in
+// their module in the flame graph, each apart, as in the text summary; never one merged "??".
+{
+  const json = path.join(outDir, "stripped.json"), html = path.join(outDir, "stripped.html");
+  execFileSync(tleak, ["run", "-o", json, "--html", html, "--", "/bin/ls", "/"], { stdio: ["ignore", "ignore", "ignore"] });
+  await check("stripped program's flame graph", async () => {
+    const { page, errors } = await open(html);
+    const names = await page.$$eval("#flame svg g.frame", (gs) => gs.map((g) => g.querySelector("title")?.textContent || g.textContent));
+    assert.ok(names.some((n) => /^ls\+0x[0-9a-f]+/.test(n)), `frames: ${names.slice(0, 20)}`);
+    assert.ok(!names.some((n) => n.startsWith("??")), `frames: ${names.filter((n) => n.startsWith("??")).slice(0, 5)}`);
+    assert.deepEqual(errors, [], "console errors");
+    await page.close();
+  });
+}
+
 // The diff page: a growth regression (graph-ops-in-loop, fixed then leaky).
 {
   const before = page_for("graph-ops-in-loop", "fixed"), after = page_for("graph-ops-in-loop", "leaky");

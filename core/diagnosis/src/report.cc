@@ -61,7 +61,8 @@ std::string short_function(std::string name) {
 }
 
 std::string frame_short_name(const Frame& frame) {
-  if (frame.function != "??" || frame.module.empty()) return short_function(frame.function);
+  const bool unnamed = frame.function.empty() || frame.function == "??";
+  if (!unnamed || frame.module.empty()) return short_function(frame.function);
   char offset[32];
   std::snprintf(offset, sizeof offset, "+0x%llx", static_cast<unsigned long long>(frame.module_offset));
   return frame.module + offset;

@@ -72,7 +72,12 @@ std::int64_t site_weight(const SiteReport& site, Measure measure) {
 }
 
 std::string frame_name(const Frame& frame) {
-  const std::string function = frame.function.empty() ? "??" : frame.function;
+  // An address no symbol covers (a stripped module) is named by its place in its module, as in
+  // the text summary: under one "?? [module]" every such frame of a module would merge into one
+  // node of a flame graph.
+  const bool unnamed = frame.function.empty() || frame.function == "??";
+  if (unnamed && !frame.module.empty()) return frame_short_name(frame);
+  const std::string function = unnamed ? "??" : frame.function;
   if (!frame.file.empty() && frame.line > 0) {
     return function + " (" + std::string(file_name(frame.file)) + ":" + std::to_string(frame.line) + ")";
   }
