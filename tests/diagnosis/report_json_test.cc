@@ -199,6 +199,22 @@ TEST(ReportText, SiteLabelSkipsPlumbingAndShortensNames) {
   EXPECT_EQ(frame_short_name(Frame{5, "??", "", 0, "", 0}), "??");  // not even a module
 }
 
+TEST(ReportText, PythonSiteLabelIsTheUsersFrameElseTheInnermostRealFile) {
+  const Frame native{1, "malloc", "libc.so.6", 1, "", 0};
+  const Frame machinery{2, "_call_with_frames_removed", "<frozen importlib._bootstrap>", 0,
+                        "<frozen importlib._bootstrap>", 241, "python"};
+  const Frame library{3, "<module>", "/usr/lib/python3/dist-packages/torch/__init__.py", 0,
+                      "/usr/lib/python3/dist-packages/torch/__init__.py", 218, "python"};
+  const Frame users{4, "<module>", "/home/me/train.py", 0, "/home/me/train.py", 3, "python"};
+  EXPECT_EQ(site_label({native, machinery, library, machinery, users}), "train.py:3 in <module>");
+  // The user's frame cut off (an import deeper than the stack kept): which import, not the
+  // machinery every import shares.
+  EXPECT_EQ(site_label({native, machinery, library, machinery}), "torch/__init__.py:218 in <module>");
+  EXPECT_EQ(site_label({native, machinery}), "<frozen importlib._bootstrap>:241 in _call_with_frames_removed");
+  EXPECT_EQ(site_label({native, machinery, library, users}, "/usr/lib/python3/dist-packages/torch/"),
+            "torch/__init__.py:218 in <module>");
+}
+
 }  // namespace
 }  // namespace tleak::diagnosis
 

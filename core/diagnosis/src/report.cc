@@ -26,16 +26,20 @@ bool is_library_python(const Frame& frame) {
          f.find("/site-packages/") != std::string::npos || f.find("/dist-packages/") != std::string::npos;
 }
 
-// The frame of the user's code among Python frames, or npos when there are none.
+// The frame of the user's code among Python frames, or npos when there are none. Without one (an
+// import deeper than the stack kept, a library's own thread), the innermost frame of a real file:
+// "torch/__init__.py:218" says which import it was, where the import machinery's own frames
+// ("<frozen importlib._bootstrap>") read the same for every import.
 std::size_t user_python_frame(const std::vector<Frame>& frames, const std::string& focus) {
-  std::size_t first_python = std::string::npos;
+  std::size_t first_python = std::string::npos, first_file = std::string::npos;
   for (std::size_t i = 0; i < frames.size(); ++i) {
     if (frames[i].kind != "python") continue;
     if (first_python == std::string::npos) first_python = i;
+    if (first_file == std::string::npos && !frames[i].file.empty() && frames[i].file[0] != '<') first_file = i;
     const bool mine = focus.empty() ? !is_library_python(frames[i]) : frames[i].file.rfind(focus, 0) == 0;
     if (mine) return i;
   }
-  return first_python;
+  return first_file != std::string::npos ? first_file : first_python;
 }
 
 }  // namespace
@@ -94,7 +98,13 @@ std::string site_label(const std::vector<Frame>& frames, const std::string& focu
   const std::size_t user = user_frame_index(frames, focus);
   const Frame& chosen = frames[user];
   if (chosen.kind == "python") {
-    return std::string(file_name(chosen.file)) + ":" + std::to_string(chosen.line) + " in " + chosen.function;
+    // A package's __init__.py is named with its package ("torch/__init__.py"): alone it names none.
+    const std::string_view path = chosen.file, file = file_name(path);
+    std::string shown(file);
+    if ((file == "__init__.py" || file == "__main__.py") && path.size() > file.size() + 1) {
+      shown = std::string(file_name(path.substr(0, path.size() - file.size() - 1))) + "/" + shown;
+    }
+    return shown + ":" + std::to_string(chosen.line) + " in " + chosen.function;
   }
   std::string label = frame_short_name(chosen);
   if (user > 0 && is_runtime(frames[user - 1])) label = short_function(frames[user - 1].function) + " in " + label;
