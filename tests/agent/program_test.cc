@@ -40,13 +40,17 @@ class ProgramRun : public ::testing::Test {
   std::string path(const std::string& name) const { return (dir_ / name).string(); }
 
   // tleak run [options] -o REPORT -- command...; returns the process result, fills report_.
+  // `env`: NAME=VALUE settings tleak is started with (and so the program).
   tleak::testing::ProcessResult tleak_run(const std::vector<std::string>& options,
-                                          const std::vector<std::string>& command) {
-    std::vector<std::string> args = {"run"};
+                                          const std::vector<std::string>& command,
+                                          const std::vector<std::string>& env = {}) {
+    std::vector<std::string> args = env;
+    if (!env.empty()) args.push_back(TLEAK_BINARY);
+    args.push_back("run");
     args.insert(args.end(), options.begin(), options.end());
     args.insert(args.end(), {"-o", path("report.json"), "--"});
     args.insert(args.end(), command.begin(), command.end());
-    auto result = run_process(TLEAK_BINARY, args);
+    auto result = run_process(env.empty() ? std::string(TLEAK_BINARY) : std::string("/usr/bin/env"), args);
     report_ = Json();
     if (std::filesystem::exists(path("report.json"))) {
       report_ = Json::parse(std::ifstream(path("report.json")));
@@ -109,6 +113,25 @@ TEST_F(ProgramRun, LoopKeepingABlockPerIterationIsGrowthAtItsLine) {
   EXPECT_EQ(report_["run"]["program"]["exit_status"], 0);
   EXPECT_TRUE(report_["run"]["program"]["exit_scan"]);
   EXPECT_EQ(report_["totals"]["leaked_bytes"], 0);
+}
+
+// A program run with another malloc preloaded, as servers often are (jemalloc): the agent comes
+// first in LD_PRELOAD, so it sees every call, and hands each on to the user's malloc, which still
+// serves every block (the program says so from jemalloc's own statistics, with and without tleak).
+TEST_F(ProgramRun, AMallocTheUserPreloadsStillServesTheProgramAndTleakSeesIt) {
+  const std::string jemalloc = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2";
+  if (!std::filesystem::exists(jemalloc)) GTEST_SKIP() << "libjemalloc2 is not installed (scripts/setup installs it)";
+  const auto plain = run_process("/usr/bin/env", {"LD_PRELOAD=" + jemalloc, program("preloaded_allocator"), "leaky"});
+  ASSERT_EQ(plain.out, "allocator: jemalloc served the program's malloc\n");
+  const auto r = tleak_run({}, {program("preloaded_allocator"), "leaky"}, {"LD_PRELOAD=" + jemalloc});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, plain.out);
+  EXPECT_EQ(report_["summary"]["verdict"], "growth");
+  const Json& keep = site_at(at("preloaded_allocator.c", "KEEP"));
+  EXPECT_EQ(keep["verdict"], "growth");
+  EXPECT_NEAR(keep["growth"]["slope_bytes_per_iteration"].get<double>(), 4096.0, 1.0);
+  EXPECT_EQ(keep["allocations"], 30);
+  EXPECT_EQ(site_at(at("preloaded_allocator.c", "BIG"))["peak_live_bytes"], 1 << 20);
 }
 
 // run --html with a program: the page is written beside the report, and carries the same verdict

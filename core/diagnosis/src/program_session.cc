@@ -119,9 +119,12 @@ pid_t start_child(const ProgramOptions& o, const std::string& path, int stream_f
                   const sigset_t& original_mask) {
   int error_pipe[2];
   if (pipe2(error_pipe, O_CLOEXEC) != 0) throw ProgramError(std::string("pipe: ") + std::strerror(errno));
+  // The agent goes first: a malloc the user preloads (jemalloc, tcmalloc) would otherwise take
+  // every call before it and tleak would see none. The agent's own calls go on to the next malloc
+  // in the loader's order (dlsym RTLD_NEXT), the user's, which still serves every block.
   std::string preload = o.agent_path;
   if (const char* existing = std::getenv("LD_PRELOAD"); existing != nullptr && *existing != '\0') {
-    preload = std::string(existing) + ":" + o.agent_path;
+    preload = o.agent_path + ":" + existing;
   }
   std::string python_path = o.python_path;
   if (const char* existing = std::getenv("PYTHONPATH"); existing != nullptr && *existing != '\0') {
