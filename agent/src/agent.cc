@@ -15,10 +15,12 @@
 #include <cstring>
 
 #include "agent_memory.h"
+#include "allocator_regions.h"
 #include "channel.h"
 #include "modules.h"
 #include "python_frames.h"
 #include "reachability.h"
+#include "real_malloc.h"
 #include "site_table.h"
 #include "thread_buffers.h"
 #include "unwinder_signals.h"
@@ -168,6 +170,7 @@ void serve_fences(std::uint64_t ns) {
 void in_forked_child() {
   // The child must not write into the parent's stream: it runs untracked (README, "fork").
   g_status.store(kOff, std::memory_order_release);
+  allocator_regions_stop();
   channel_forget();
   thread_buffers_forget();
   g_control = nullptr;
@@ -456,8 +459,13 @@ __attribute__((constructor)) static void agent_start() {
     ~Restore() { errno = value; }
   } restore{saved_errno};
   std::uint64_t pid = 0, fd = 0, control_fd = 0, depth = 12, sample_us = 100'000;
-  if (!read_number(kEnvPid, 1, 0xffffffffu, &pid) || pid != static_cast<std::uint64_t>(getpid())) return;
-  if (!read_number(kEnvStreamFd, 0, 1 << 20, &fd)) return;
+  if (!read_number(kEnvPid, 1, 0xffffffffu, &pid) || pid != static_cast<std::uint64_t>(getpid()) ||
+      !read_number(kEnvStreamFd, 0, 1 << 20, &fd)) {
+    allocator_regions_stop();
+    return;
+  }
+  // Before anything of the agent's own is mapped: from here on only the malloc's mappings count.
+  allocator_regions_start(real::malloc_function());
   read_number(kEnvStackDepth, 0, kMaxFrames, &depth);
   read_number(kEnvSampleMicros, 1000, 3'600'000'000ull, &sample_us);
   Inside inside;
@@ -470,13 +478,17 @@ __attribute__((constructor)) static void agent_start() {
       control = static_cast<ControlPage*>(page);
     }
   }
-  if (!channel_open(static_cast<int>(fd), control != nullptr ? &control->channel_lost : nullptr)) return;
+  if (!channel_open(static_cast<int>(fd), control != nullptr ? &control->channel_lost : nullptr)) {
+    allocator_regions_stop();
+    return;
+  }
   g_control = control;
   unwinder_signals_init();
   g_stack_depth = static_cast<int>(depth);
   g_sample_ns = sample_us * 1000;
   if (!g_sites.init() || !g_python_frames.init() ||
       !thread_buffers_init(control != nullptr ? &control->untracked_threads : nullptr)) {
+    allocator_regions_stop();
     return;
   }
   // A CPython process (the python executable, or a program linking libpython): Python frames too.

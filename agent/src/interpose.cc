@@ -3,12 +3,18 @@
 // what the real allocator returned: same pointers, alignment, usable size and errno.
 #include <errno.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdint.h>
+#include <sys/mman.h>
+
+#include <atomic>
 
 #include "agent.h"
+#include "allocator_regions.h"
 #include "channel.h"
 #include "descriptors.h"
 #include "modules.h"
+#include "next_symbol.h"
 #include "real_malloc.h"
 #include "unwinder_objects.h"
 #include "unwinder_signals.h"
@@ -97,6 +103,48 @@ TLEAK_EXPORT void* valloc(size_t size) {
 TLEAK_EXPORT void* pvalloc(size_t size) {
   void* p = real::pvalloc(size);
   agent::record_alloc(p, size);
+  return p;
+}
+
+// A malloc the program preloads (jemalloc) maps its memory through these: the exit scan must not
+// take that memory for the program's (allocator_regions.h). Each call goes on unchanged.
+namespace {
+using MmapFunction = void* (*)(void*, size_t, int, int, int, off_t);
+using MunmapFunction = int (*)(void*, size_t);
+using MremapFunction = void* (*)(void*, size_t, size_t, int, ...);
+std::atomic<MmapFunction> g_next_mmap{nullptr}, g_next_mmap64{nullptr};
+std::atomic<MunmapFunction> g_next_munmap{nullptr};
+std::atomic<MremapFunction> g_next_mremap{nullptr};
+}  // namespace
+
+TLEAK_EXPORT void* mmap(void* address, size_t length, int protection, int flags, int fd, off_t offset) {
+  void* p = agent::next_symbol(g_next_mmap, "mmap")(address, length, protection, flags, fd, offset);
+  if (p != MAP_FAILED) agent::allocator_mapped(p, length, flags, __builtin_return_address(0));
+  return p;
+}
+
+TLEAK_EXPORT void* mmap64(void* address, size_t length, int protection, int flags, int fd, off_t offset) {
+  void* p = agent::next_symbol(g_next_mmap64, "mmap64")(address, length, protection, flags, fd, offset);
+  if (p != MAP_FAILED) agent::allocator_mapped(p, length, flags, __builtin_return_address(0));
+  return p;
+}
+
+TLEAK_EXPORT int munmap(void* address, size_t length) {
+  const int result = agent::next_symbol(g_next_munmap, "munmap")(address, length);
+  if (result == 0) agent::allocator_unmapped(address, length);
+  return result;
+}
+
+TLEAK_EXPORT void* mremap(void* old_address, size_t old_length, size_t length, int flags, ...) {
+  void* wanted = nullptr;
+  if ((flags & MREMAP_FIXED) != 0) {  // the only case with a fifth argument, as the C library reads it
+    va_list rest;
+    va_start(rest, flags);
+    wanted = va_arg(rest, void*);
+    va_end(rest);
+  }
+  void* p = agent::next_symbol(g_next_mremap, "mremap")(old_address, old_length, length, flags, wanted);
+  if (p != MAP_FAILED) agent::allocator_remapped(old_address, old_length, p, length);
   return p;
 }
 

@@ -5,9 +5,11 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "agent_memory.h"
+#include "allocator_regions.h"
 #include "granule_set.h"
 #include "object_pools.h"
 #include "untouched_pages.h"
@@ -306,8 +308,15 @@ std::uint64_t parse_hex(const char*& p) {
     close(fd);
   }
   maps[length] = '\0';
-  static OwnRegion own[kMaxOwnRegions];  // in the agent's bss, itself an own region
-  const int own_count = own_regions(own, kMaxOwnRegions);
+  // Left out of the roots: the agent's own memory (its tables hold every block's address) and a
+  // preloaded malloc's (its free space and bookkeeping hold addresses of blocks let go of; its
+  // blocks are read only when reached, as glibc's heap is). Sorted by start; they may overlap.
+  static OwnRegion own[kMaxOwnRegions + kMaxAllocatorRegions];  // in the agent's bss, itself an own region
+  int own_count = own_regions(own, kMaxOwnRegions);
+  const int allocator_count = allocator_regions(own + own_count, kMaxAllocatorRegions);
+  own_count += allocator_count;
+  // std::sort, not a merge: std::inplace_merge asks operator new for room (a C++ runtime in a C program).
+  std::sort(own, own + own_count, [](const OwnRegion& a, const OwnRegion& b) { return a.start < b.start; });
   std::uint64_t scanned = 0;
   for (char* line = maps; *line != '\0';) {
     char* next = std::strchr(line, '\n');
@@ -336,7 +345,7 @@ std::uint64_t parse_hex(const char*& p) {
     std::uint64_t from = start;
     // The calling thread's stack: only what is live, above the scanner's own frame.
     if (stack_pointer >= start && stack_pointer < end) from = stack_pointer;
-    // Minus the agent's own memory (its tables hold every block's address).
+    // Minus the regions left out (above).
     for (int r = 0; r < own_count && from < end; ++r) {
       if (own[r].end <= from || own[r].start >= end) continue;
       if (own[r].start > from) {

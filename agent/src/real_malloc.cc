@@ -77,6 +77,8 @@ const Table& table() {
 
 }  // namespace
 
+const void* malloc_function() { return reinterpret_cast<const void*>(table().malloc); }
+
 bool is_bootstrap(const void* ptr) {
   const auto* p = static_cast<const unsigned char*>(ptr);
   return p >= g_bootstrap && p < g_bootstrap + sizeof g_bootstrap;

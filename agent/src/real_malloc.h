@@ -19,6 +19,9 @@ void* memalign(std::size_t alignment, std::size_t size);
 void* valloc(std::size_t size);
 void* pvalloc(std::size_t size);
 
+// The malloc these call (the C library's, or one the program preloads).
+const void* malloc_function();
+
 // Whether `ptr` came from the bootstrap buffer (free ignores it, realloc copies out of it).
 bool is_bootstrap(const void* ptr);
 
