@@ -1,6 +1,7 @@
 #include "allocator_regions.h"
 
 #include <link.h>
+#include <pthread.h>
 #include <sys/mman.h>
 
 #include <algorithm>
@@ -99,6 +100,15 @@ int find_code(dl_phdr_info* info, size_t, void* data) {
   return 1;
 }
 
+// In a forked child: not recorded (README, "fork"), and a thread that held the lock as the
+// process forked does not exist there. Not taken before the fork: the malloc's own fork handler
+// takes its locks then, and a thread inside the malloc waiting here for ours would hold one.
+void after_fork_in_child() {
+  g_mode.store(kOff, std::memory_order_release);
+  g_lock.unlock();
+  t_holding = false;
+}
+
 }  // namespace
 
 void allocator_mapped(const void* start, std::size_t length, int flags, const void* caller) {
@@ -136,6 +146,7 @@ void allocator_regions_start(const void* malloc_function) {
     allocator_regions_stop();
     return;
   }
+  pthread_atfork(nullptr, nullptr, after_fork_in_child);
   locked([&] {
     g_code_start = search.start;
     g_code_end = search.end;
