@@ -17,6 +17,7 @@
 #include "agent_memory.h"
 #include "allocator_regions.h"
 #include "channel.h"
+#include "code_range.h"
 #include "modules.h"
 #include "python_frames.h"
 #include "reachability.h"
@@ -45,6 +46,7 @@ std::uint64_t g_served_fences = 0, g_served_snapshots = 0;
 detail::SpinLock g_fence_lock;
 std::uint64_t g_fence_sequence = 0;
 SiteTable g_sites;
+CodeRange g_agent_code;  // this object's own code
 SiteTable g_python_frames;  // (code, instruction, file, name) -> Python frame id
 
 class Inside {
@@ -374,7 +376,18 @@ void recording::record_captured_alloc(const void* address, std::size_t size, voi
   if (buffer != nullptr) {
     // Past the interposed function: the first frame is where the program called it.
     const auto* frames = reinterpret_cast<const std::uintptr_t*>(raw + 1);
-    const int depth = count > 1 ? count - 1 : 0;
+    int depth = count > 1 ? count - 1 : 0;
+    // An operator new of the agent's that passed the call on to libstdc++'s (interpose_new.cc)
+    // stays on the stack where the compiler made no tail call: it is no frame of the program's.
+    std::uintptr_t without_agent[kMaxFrames];
+    for (int k = 0; k < depth && k < 3; ++k) {
+      if (!g_agent_code.holds(reinterpret_cast<const void*>(frames[k]))) continue;
+      std::memcpy(without_agent, frames, k * sizeof frames[0]);
+      std::memcpy(without_agent + k, frames + k + 1, (depth - k - 1) * sizeof frames[0]);
+      frames = without_agent;
+      --depth;
+      break;
+    }
     const auto* words = reinterpret_cast<const std::uint64_t*>(frames);
     auto d = static_cast<std::uint32_t>(depth);
     std::uint64_t mixed[kMaxFrames];
@@ -466,6 +479,7 @@ __attribute__((constructor)) static void agent_start() {
   }
   // Before anything of the agent's own is mapped: from here on only the malloc's mappings count.
   allocator_regions_start(real::malloc_function());
+  g_agent_code = code_range_of(reinterpret_cast<const void*>(&agent_start));
   read_number(kEnvStackDepth, 0, kMaxFrames, &depth);
   read_number(kEnvSampleMicros, 1000, 3'600'000'000ull, &sample_us);
   Inside inside;

@@ -1,6 +1,5 @@
 #include "allocator_regions.h"
 
-#include <link.h>
 #include <pthread.h>
 #include <sys/mman.h>
 
@@ -9,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "code_range.h"
 #include "tleak/detail/spin_lock.h"
 
 namespace tleak::agent {
@@ -30,14 +30,14 @@ int g_count = 0;
 detail::SpinLock g_lock;
 std::atomic<int> g_mode{kEveryCaller};
 // The code of the object that defines the program's malloc.
-std::uintptr_t g_code_start = 0, g_code_end = 0;
+CodeRange g_code;
 // Set while this thread holds g_lock: a signal handler's mmap on it passes over, never waits.
 __thread bool t_holding __attribute__((tls_model("initial-exec"))) = false;
 
 bool wanted(std::uintptr_t caller) {
   const int mode = g_mode.load(std::memory_order_acquire);
   if (mode == kOff) return false;
-  return mode == kEveryCaller || (caller >= g_code_start && caller < g_code_end);
+  return mode == kEveryCaller || g_code.holds(reinterpret_cast<const void*>(caller));
 }
 
 // Runs `body` under the lock unless this thread holds it already (a handler interrupted it).
@@ -71,33 +71,6 @@ std::uintptr_t cut(std::uintptr_t start, std::uintptr_t end) {
     if (whole.end > end) add(end, whole.end, whole.caller);
   }
   return caller;
-}
-
-struct CodeSearch {
-  std::uintptr_t address;
-  std::uintptr_t start, end;
-  bool is_c_library;
-};
-
-int find_code(dl_phdr_info* info, size_t, void* data) {
-  auto* search = static_cast<CodeSearch*>(data);
-  std::uintptr_t low = ~std::uintptr_t{0}, high = 0;
-  bool holds = false;
-  for (int i = 0; i < info->dlpi_phnum; ++i) {
-    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
-    if (ph.p_type != PT_LOAD || (ph.p_flags & PF_X) == 0) continue;
-    const std::uintptr_t start = info->dlpi_addr + ph.p_vaddr;
-    low = std::min(low, start);
-    high = std::max(high, start + ph.p_memsz);
-    holds = holds || (search->address >= start && search->address < start + ph.p_memsz);
-  }
-  if (!holds) return 0;
-  search->start = low;
-  search->end = high;
-  const char* name = info->dlpi_name != nullptr ? std::strrchr(info->dlpi_name, '/') : nullptr;
-  name = name != nullptr ? name + 1 : info->dlpi_name;
-  search->is_c_library = name != nullptr && std::strncmp(name, "libc.so", 7) == 0;
-  return 1;
 }
 
 // In a forked child: not recorded (README, "fork"), and a thread that held the lock as the
@@ -141,25 +114,28 @@ void allocator_remapped(const void* old_start, std::size_t old_length, const voi
 }
 
 void allocator_regions_start(const void* malloc_function) {
-  CodeSearch search{reinterpret_cast<std::uintptr_t>(malloc_function), 0, 0, false};
-  if (malloc_function == nullptr || dl_iterate_phdr(find_code, &search) == 0 || search.is_c_library) {
+  const CodeRange code = code_range_of(malloc_function);
+  if (code.end == 0 || code.is_c_library) {
     allocator_regions_stop();
     return;
   }
   pthread_atfork(nullptr, nullptr, after_fork_in_child);
   locked([&] {
-    g_code_start = search.start;
-    g_code_end = search.end;
+    g_code = code;
     g_mode.store(kAllocatorOnly, std::memory_order_release);
     // What the program's other code mapped before the start is not the allocator's.
     for (int i = 0; i < g_count;) {
-      if (g_mappings[i].caller >= g_code_start && g_mappings[i].caller < g_code_end) {
+      if (g_code.holds(reinterpret_cast<const void*>(g_mappings[i].caller))) {
         ++i;
       } else {
         g_mappings[i] = g_mappings[--g_count];
       }
     }
   });
+}
+
+bool allocator_code_holds(const void* function) {
+  return g_mode.load(std::memory_order_acquire) == kAllocatorOnly && g_code.holds(function);
 }
 
 void allocator_regions_stop() {

@@ -28,6 +28,9 @@ void allocator_regions_start(const void* malloc_function);
 // A process the agent does not record (or a forked child): nothing more is noted.
 void allocator_regions_stop();
 
+// Whether `function` is code of the preloaded malloc (false under the C library's malloc).
+bool allocator_code_holds(const void* function);
+
 inline constexpr int kMaxAllocatorRegions = 4096;
 
 // The regions, sorted by address (they may overlap); returns how many, at most `max`.

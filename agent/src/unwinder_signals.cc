@@ -5,10 +5,11 @@
 // Local unwinding only: the names libunwind.so itself exports.
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
-#include <link.h>
 #include <pthread.h>
 
 #include <cstdint>
+
+#include "code_range.h"
 
 namespace tleak::agent {
 namespace {
@@ -16,22 +17,8 @@ namespace {
 using SigprocmaskFn = int (*)(int, const sigset_t*, sigset_t*);
 
 SigprocmaskFn g_next_sigprocmask = nullptr;
-// libunwind's executable segment; empty until found.
-std::uintptr_t g_unwinder_start = 0, g_unwinder_end = 0;
-
-int find_unwinder_code(dl_phdr_info* info, size_t, void* probe_arg) {
-  const auto probe = reinterpret_cast<std::uintptr_t>(probe_arg);
-  for (int i = 0; i < info->dlpi_phnum; ++i) {
-    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
-    const std::uintptr_t start = info->dlpi_addr + ph.p_vaddr;
-    if (ph.p_type == PT_LOAD && (ph.p_flags & PF_X) != 0 && probe >= start && probe < start + ph.p_memsz) {
-      g_unwinder_start = start;
-      g_unwinder_end = start + ph.p_memsz;
-      return 1;
-    }
-  }
-  return 0;
-}
+// libunwind's code; empty until found.
+CodeRange g_unwinder;
 
 // In every process the agent is loaded into, tracked or not: the program's calls go where they
 // would have gone without tleak (another preloaded library's sigprocmask, or the C library's).
@@ -46,13 +33,10 @@ __attribute__((constructor)) void find_next_sigprocmask() {
 void unwinder_signals_init() {
   // The per-thread caches need no lock, which libunwind would take with every signal blocked.
   unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
-  dl_iterate_phdr(find_unwinder_code, reinterpret_cast<void*>(&unw_backtrace));
+  g_unwinder = code_range_of(reinterpret_cast<const void*>(&unw_backtrace));
 }
 
-bool is_unwinder_code(const void* caller) {
-  const auto at = reinterpret_cast<std::uintptr_t>(caller);
-  return at >= g_unwinder_start && at < g_unwinder_end;
-}
+bool is_unwinder_code(const void* caller) { return g_unwinder.holds(caller); }
 
 int real_sigprocmask(int how, const sigset_t* set, sigset_t* old) {
   if (g_next_sigprocmask != nullptr) return g_next_sigprocmask(how, set, old);

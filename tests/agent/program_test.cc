@@ -425,6 +425,25 @@ TEST_F(ProgramRun, InlinedAllocationsAreAtTheirFunctionsOwnLine) {
   EXPECT_TRUE(row["frames"][1]["file"].get<std::string>().ends_with("inlined_alloc.cc")) << row["frames"].dump();
 }
 
+// C++ under jemalloc, whose operator new never reaches malloc: recorded at operator new, from
+// the function that called it (the agent's own operator new is no frame of the program's).
+TEST_F(ProgramRun, CppNewUnderAPreloadedMallocIsRecordedAtItsCaller) {
+  const std::string jemalloc = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2";
+  if (!std::filesystem::exists(jemalloc)) GTEST_SKIP() << "libjemalloc2 is not installed (scripts/setup installs it)";
+  const auto r = tleak_run({}, {program("inlined_alloc")}, {"LD_PRELOAD=" + jemalloc});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "rows 30\n");
+  const Json& row = site_at(at("inlined_alloc.cc", "ROW"));
+  EXPECT_EQ(row["verdict"], "growth");
+  EXPECT_NEAR(row["growth"]["slope_bytes_per_iteration"].get<double>(), 4000.0, 1.0);
+  ASSERT_GE(row["frames"].size(), 1u);
+  EXPECT_EQ(row["frames"][0]["function"], "grow_rows(int)") << row["frames"].dump();
+  for (const Json& s : report_["sites"]) {
+    for (const Json& f : s["frames"]) EXPECT_NE(f["module"], "libtleak_preload.so") << s["frames"].dump();
+  }
+  EXPECT_EQ(report_["totals"]["leaked_bytes"], 0);
+}
+
 // A thread on a 16 KiB stack that allocates with 5,000 bytes of it used: the agent's share of the
 // stack per recorded allocation (about 3 KiB) must leave it room.
 TEST_F(ProgramRun, AThreadOnASmallStackStillHasRoom) {
@@ -796,6 +815,23 @@ TEST_F(TorchRun, LossSummedAcrossStepsKeepsEveryGraph) {
   EXPECT_GT(total_growth(), 2048.0);
   ASSERT_EQ(tleak_run({}, {TLEAK_PYTHON, script("loss_accumulated"), "fixed"}).exit_code, 0);
   EXPECT_EQ(report_["summary"]["growth_sites"], 0) << report_["summary"]["sentence"];
+}
+
+// The same under jemalloc, as PyTorch servers often run: jemalloc defines C++'s operator new and
+// delete, which then never reach malloc. Unseen, the autograd graph's C++ objects went unrecorded
+// and, once jemalloc's memory was no root, the tensors only they held read as 650 KiB leaked.
+TEST_F(TorchRun, UnderJemallocTheGraphIsStillSeenAndNothingReadsLost) {
+  const std::string jemalloc = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2";
+  if (!std::filesystem::exists(jemalloc)) GTEST_SKIP() << "libjemalloc2 is not installed (scripts/setup installs it)";
+  ASSERT_EQ(tleak_run({}, {TLEAK_PYTHON, script("loss_accumulated"), "leaky"}, {"LD_PRELOAD=" + jemalloc}).exit_code, 0);
+  EXPECT_EQ(report_["summary"]["verdict"], "growth") << report_["summary"]["sentence"];
+  EXPECT_EQ(report_["sites"][0]["label"],
+            "loss_accumulated.py:" + std::to_string(line_of("torch/loss_accumulated.py", "LOSS")) + " in <module>");
+  EXPECT_GT(total_growth(), 2048.0);
+  EXPECT_EQ(report_["totals"]["leaked_bytes"], 0);
+  ASSERT_EQ(tleak_run({}, {TLEAK_PYTHON, script("loss_accumulated"), "fixed"}, {"LD_PRELOAD=" + jemalloc}).exit_code, 0);
+  EXPECT_EQ(report_["summary"]["growth_sites"], 0) << report_["summary"]["sentence"];
+  EXPECT_EQ(report_["totals"]["leaked_bytes"], 0);
 }
 
 TEST_F(TorchRun, OutputsKeptWithTheirGraphGrowByTheGraph) {

@@ -1,0 +1,25 @@
+// C++'s operator new and delete as the program would have called them without tleak. glibc's
+// malloc needs none of this: libstdc++'s operator new calls malloc, where the agent records. A
+// malloc the program preloads often defines operator new and delete itself (jemalloc, tcmalloc,
+// mimalloc), and those never reach malloc: the agent then records at operator new and delete
+// (interpose_new.cc), or every C++ object would be invisible to it, and the exit scan, which
+// leaves that malloc's memory out of its roots, would read blocks held only by C++ objects as lost.
+#pragma once
+
+namespace tleak::agent {
+
+// The next definition of `name` (a mangled operator new or delete): dlsym(RTLD_NEXT), or, when
+// the C++ runtime is not in the global scope (Python loads C++ extensions RTLD_LOCAL, and their
+// libstdc++ with them), the C++ runtime already loaded. Null if there is none (then nothing
+// calls it). Found once per name; `slot` keeps it.
+void* find_next_cxx_function(void* volatile* slot, const char* name);
+inline void* next_cxx_function(void* volatile* slot, const char* name) {
+  void* found = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+  return found != nullptr ? found : find_next_cxx_function(slot, name);
+}
+
+// Whether `function` (an operator new found as above) belongs to the preloaded malloc, which then
+// does not reach malloc: the agent records at operator new and delete.
+bool recorded_at_operator_new(const void* function);
+
+}  // namespace tleak::agent

@@ -1,0 +1,130 @@
+// C++'s operator new and delete, for a malloc the program preloads that defines them itself
+// (cxx_runtime.h). Each one calls the definition the program would have called without tleak;
+// only when that one belongs to the preloaded malloc does the agent record here. Otherwise (the
+// C library's malloc, libstdc++'s operator new) the call goes straight on and malloc records it.
+#include <stddef.h>
+
+#include "agent.h"
+#include "cxx_runtime.h"
+
+namespace agent = tleak::agent;
+
+#define TLEAK_EXPORT extern "C" __attribute__((visibility("default"), noinline))
+
+namespace {
+
+// std::nothrow: an empty object of which only the address is passed.
+struct NothrowTag {};
+const NothrowTag kNothrow{};
+
+template <class F>
+F next(void* volatile& slot, const char* name) {
+  return reinterpret_cast<F>(agent::next_cxx_function(&slot, name));
+}
+
+// A throwing operator new: when recorded here, the preloaded malloc's nothrow form is called
+// (nothing may throw through the agent's frames); if it finds no memory, the throwing form runs
+// the new-handler and throws, as it would have. `args`: the alignment, if any.
+template <class... Args>
+[[gnu::always_inline]] inline void* throwing_new(void* volatile& slot, const char* name, void* volatile& nothrow_slot,
+                                                const char* nothrow_name, size_t size, Args... args) {
+  const auto real = next<void* (*)(size_t, Args...)>(slot, name);
+  if (!agent::active() || !agent::recorded_at_operator_new(reinterpret_cast<void*>(real))) return real(size, args...);
+  void* p;
+  {
+    const agent::PassThrough inner;
+    p = next<void* (*)(size_t, Args..., const NothrowTag&)>(nothrow_slot, nothrow_name)(size, args..., kNothrow);
+  }
+  if (p == nullptr) return real(size, args...);
+  agent::record_alloc(p, size);
+  return p;
+}
+
+template <class... Args>
+[[gnu::always_inline]] inline void* nothrow_new(void* volatile& slot, const char* name, size_t size, Args... args) {
+  const auto real = next<void* (*)(size_t, Args..., const NothrowTag&)>(slot, name);
+  if (!agent::active() || !agent::recorded_at_operator_new(reinterpret_cast<void*>(real))) return real(size, args..., kNothrow);
+  void* p;
+  {
+    const agent::PassThrough inner;
+    p = real(size, args..., kNothrow);
+  }
+  agent::record_alloc(p, size);
+  return p;
+}
+
+// Every operator delete: the free is stamped before the block is handed back.
+template <class... Args>
+void forward_delete(void* volatile& slot, const char* name, void* p, Args... args) {
+  const auto real = next<void (*)(void*, Args...)>(slot, name);
+  if (p != nullptr && agent::active() && agent::recorded_at_operator_new(reinterpret_cast<void*>(real))) {
+    agent::record_free(p);
+    const agent::PassThrough inner;
+    real(p, args...);
+    return;
+  }
+  real(p, args...);
+}
+
+void* volatile g_new, *volatile g_new_array, *volatile g_new_nothrow, *volatile g_new_array_nothrow;
+void* volatile g_new_aligned, *volatile g_new_array_aligned, *volatile g_new_aligned_nothrow,
+    *volatile g_new_array_aligned_nothrow;
+void* volatile g_delete[12];
+
+}  // namespace
+
+TLEAK_EXPORT void* _Znwm(size_t size) {
+  return throwing_new(g_new, "_Znwm", g_new_nothrow, "_ZnwmRKSt9nothrow_t", size);
+}
+TLEAK_EXPORT void* _Znam(size_t size) {
+  return throwing_new(g_new_array, "_Znam", g_new_array_nothrow, "_ZnamRKSt9nothrow_t", size);
+}
+TLEAK_EXPORT void* _ZnwmRKSt9nothrow_t(size_t size, const NothrowTag&) noexcept {
+  return nothrow_new(g_new_nothrow, "_ZnwmRKSt9nothrow_t", size);
+}
+TLEAK_EXPORT void* _ZnamRKSt9nothrow_t(size_t size, const NothrowTag&) noexcept {
+  return nothrow_new(g_new_array_nothrow, "_ZnamRKSt9nothrow_t", size);
+}
+TLEAK_EXPORT void* _ZnwmSt11align_val_t(size_t size, size_t alignment) {
+  return throwing_new(g_new_aligned, "_ZnwmSt11align_val_t", g_new_aligned_nothrow,
+                      "_ZnwmSt11align_val_tRKSt9nothrow_t", size, alignment);
+}
+TLEAK_EXPORT void* _ZnamSt11align_val_t(size_t size, size_t alignment) {
+  return throwing_new(g_new_array_aligned, "_ZnamSt11align_val_t", g_new_array_aligned_nothrow,
+                      "_ZnamSt11align_val_tRKSt9nothrow_t", size, alignment);
+}
+TLEAK_EXPORT void* _ZnwmSt11align_val_tRKSt9nothrow_t(size_t size, size_t alignment, const NothrowTag&) noexcept {
+  return nothrow_new(g_new_aligned_nothrow, "_ZnwmSt11align_val_tRKSt9nothrow_t", size, alignment);
+}
+TLEAK_EXPORT void* _ZnamSt11align_val_tRKSt9nothrow_t(size_t size, size_t alignment, const NothrowTag&) noexcept {
+  return nothrow_new(g_new_array_aligned_nothrow, "_ZnamSt11align_val_tRKSt9nothrow_t", size, alignment);
+}
+
+TLEAK_EXPORT void _ZdlPv(void* p) noexcept { forward_delete(g_delete[0], "_ZdlPv", p); }
+TLEAK_EXPORT void _ZdaPv(void* p) noexcept { forward_delete(g_delete[1], "_ZdaPv", p); }
+TLEAK_EXPORT void _ZdlPvm(void* p, size_t size) noexcept { forward_delete(g_delete[2], "_ZdlPvm", p, size); }
+TLEAK_EXPORT void _ZdaPvm(void* p, size_t size) noexcept { forward_delete(g_delete[3], "_ZdaPvm", p, size); }
+TLEAK_EXPORT void _ZdlPvRKSt9nothrow_t(void* p, const NothrowTag& tag) noexcept {
+  forward_delete<const NothrowTag&>(g_delete[4], "_ZdlPvRKSt9nothrow_t", p, tag);
+}
+TLEAK_EXPORT void _ZdaPvRKSt9nothrow_t(void* p, const NothrowTag& tag) noexcept {
+  forward_delete<const NothrowTag&>(g_delete[5], "_ZdaPvRKSt9nothrow_t", p, tag);
+}
+TLEAK_EXPORT void _ZdlPvSt11align_val_t(void* p, size_t alignment) noexcept {
+  forward_delete(g_delete[6], "_ZdlPvSt11align_val_t", p, alignment);
+}
+TLEAK_EXPORT void _ZdaPvSt11align_val_t(void* p, size_t alignment) noexcept {
+  forward_delete(g_delete[7], "_ZdaPvSt11align_val_t", p, alignment);
+}
+TLEAK_EXPORT void _ZdlPvmSt11align_val_t(void* p, size_t size, size_t alignment) noexcept {
+  forward_delete(g_delete[8], "_ZdlPvmSt11align_val_t", p, size, alignment);
+}
+TLEAK_EXPORT void _ZdaPvmSt11align_val_t(void* p, size_t size, size_t alignment) noexcept {
+  forward_delete(g_delete[9], "_ZdaPvmSt11align_val_t", p, size, alignment);
+}
+TLEAK_EXPORT void _ZdlPvSt11align_val_tRKSt9nothrow_t(void* p, size_t alignment, const NothrowTag& tag) noexcept {
+  forward_delete<size_t, const NothrowTag&>(g_delete[10], "_ZdlPvSt11align_val_tRKSt9nothrow_t", p, alignment, tag);
+}
+TLEAK_EXPORT void _ZdaPvSt11align_val_tRKSt9nothrow_t(void* p, size_t alignment, const NothrowTag& tag) noexcept {
+  forward_delete<size_t, const NothrowTag&>(g_delete[11], "_ZdaPvSt11align_val_tRKSt9nothrow_t", p, alignment, tag);
+}
