@@ -31,6 +31,7 @@ namespace tleak::agent {
 
 int recording::g_stack_depth = 12;
 __thread bool recording::t_inside __attribute__((tls_model("initial-exec"))) = false;
+__thread std::uint32_t recording::t_recorded __attribute__((tls_model("initial-exec"))) = 0;
 
 namespace {
 
@@ -372,6 +373,7 @@ void recording::record_captured_alloc(const void* address, std::size_t size, voi
       errno = saved_errno;
     }
   } leave{saved_errno};
+  ++recording::t_recorded;
   ThreadBuffer* buffer = this_thread_buffer();
   if (buffer != nullptr) {
     // Past the interposed function: the first frame is where the program called it.

@@ -25,6 +25,9 @@ extern int g_stack_depth;
 // Set while this thread is inside the agent: whatever it allocates meanwhile (libunwind's caches,
 // the loader) passes through untracked. Initial-exec TLS never calls into the loader.
 extern __thread bool t_inside __attribute__((tls_model("initial-exec")));
+// Allocations this thread has recorded: an operator new that finds it unchanged after the call it
+// passed on knows no malloc of the agent's recorded the block (interpose_new.cc).
+extern __thread std::uint32_t t_recorded __attribute__((tls_model("initial-exec")));
 // The rest of record_alloc, out of line: `raw` holds `count` return addresses, the interposed
 // function's own first. Leaves the agent (t_inside) and puts errno back. `started`: when the
 // capture began (step_profile.h; 0 unless profiled).

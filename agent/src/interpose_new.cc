@@ -4,6 +4,8 @@
 // C library's malloc, libstdc++'s operator new) the call goes straight on and malloc records it.
 #include <stddef.h>
 
+#include <cstdint>
+
 #include "agent.h"
 #include "cxx_runtime.h"
 
@@ -13,43 +15,25 @@ namespace agent = tleak::agent;
 
 namespace {
 
-// std::nothrow: an empty object of which only the address is passed.
+// std::nothrow_t: an empty object of which only the address is passed.
 struct NothrowTag {};
-const NothrowTag kNothrow{};
 
 template <class F>
 F next(void* volatile& slot, const char* name) {
   return reinterpret_cast<F>(agent::next_cxx_function(&slot, name));
 }
 
-// A throwing operator new: when recorded here, the preloaded malloc's nothrow form is called
-// (nothing may throw through the agent's frames); if it finds no memory, the throwing form runs
-// the new-handler and throws, as it would have. `args`: the alignment, if any.
+// An operator new of the preloaded malloc's: called as the program would have (its new-handler
+// and exceptions go through the agent's frame untouched: the agent holds no state across the
+// call), and recorded here unless a malloc of the agent's recorded the block inside it.
+// `args`: the alignment and std::nothrow, if any.
 template <class... Args>
-[[gnu::always_inline]] inline void* throwing_new(void* volatile& slot, const char* name, void* volatile& nothrow_slot,
-                                                const char* nothrow_name, size_t size, Args... args) {
+[[gnu::always_inline]] inline void* forward_new(void* volatile& slot, const char* name, size_t size, Args... args) {
   const auto real = next<void* (*)(size_t, Args...)>(slot, name);
   if (!agent::active() || !agent::recorded_at_operator_new(reinterpret_cast<void*>(real))) return real(size, args...);
-  void* p;
-  {
-    const agent::PassThrough inner;
-    p = next<void* (*)(size_t, Args..., const NothrowTag&)>(nothrow_slot, nothrow_name)(size, args..., kNothrow);
-  }
-  if (p == nullptr) return real(size, args...);
-  agent::record_alloc(p, size);
-  return p;
-}
-
-template <class... Args>
-[[gnu::always_inline]] inline void* nothrow_new(void* volatile& slot, const char* name, size_t size, Args... args) {
-  const auto real = next<void* (*)(size_t, Args..., const NothrowTag&)>(slot, name);
-  if (!agent::active() || !agent::recorded_at_operator_new(reinterpret_cast<void*>(real))) return real(size, args..., kNothrow);
-  void* p;
-  {
-    const agent::PassThrough inner;
-    p = real(size, args..., kNothrow);
-  }
-  agent::record_alloc(p, size);
+  const std::uint32_t recorded = agent::recording::t_recorded;
+  void* p = real(size, args...);
+  if (agent::recording::t_recorded == recorded) agent::record_alloc(p, size);
   return p;
 }
 
@@ -66,38 +50,30 @@ void forward_delete(void* volatile& slot, const char* name, void* p, Args... arg
   real(p, args...);
 }
 
-void* volatile g_new, *volatile g_new_array, *volatile g_new_nothrow, *volatile g_new_array_nothrow;
-void* volatile g_new_aligned, *volatile g_new_array_aligned, *volatile g_new_aligned_nothrow,
-    *volatile g_new_array_aligned_nothrow;
+void* volatile g_new[8];
 void* volatile g_delete[12];
 
 }  // namespace
 
-TLEAK_EXPORT void* _Znwm(size_t size) {
-  return throwing_new(g_new, "_Znwm", g_new_nothrow, "_ZnwmRKSt9nothrow_t", size);
+TLEAK_EXPORT void* _Znwm(size_t size) { return forward_new(g_new[0], "_Znwm", size); }
+TLEAK_EXPORT void* _Znam(size_t size) { return forward_new(g_new[1], "_Znam", size); }
+TLEAK_EXPORT void* _ZnwmRKSt9nothrow_t(size_t size, const NothrowTag& tag) noexcept {
+  return forward_new<const NothrowTag&>(g_new[2], "_ZnwmRKSt9nothrow_t", size, tag);
 }
-TLEAK_EXPORT void* _Znam(size_t size) {
-  return throwing_new(g_new_array, "_Znam", g_new_array_nothrow, "_ZnamRKSt9nothrow_t", size);
-}
-TLEAK_EXPORT void* _ZnwmRKSt9nothrow_t(size_t size, const NothrowTag&) noexcept {
-  return nothrow_new(g_new_nothrow, "_ZnwmRKSt9nothrow_t", size);
-}
-TLEAK_EXPORT void* _ZnamRKSt9nothrow_t(size_t size, const NothrowTag&) noexcept {
-  return nothrow_new(g_new_array_nothrow, "_ZnamRKSt9nothrow_t", size);
+TLEAK_EXPORT void* _ZnamRKSt9nothrow_t(size_t size, const NothrowTag& tag) noexcept {
+  return forward_new<const NothrowTag&>(g_new[3], "_ZnamRKSt9nothrow_t", size, tag);
 }
 TLEAK_EXPORT void* _ZnwmSt11align_val_t(size_t size, size_t alignment) {
-  return throwing_new(g_new_aligned, "_ZnwmSt11align_val_t", g_new_aligned_nothrow,
-                      "_ZnwmSt11align_val_tRKSt9nothrow_t", size, alignment);
+  return forward_new(g_new[4], "_ZnwmSt11align_val_t", size, alignment);
 }
 TLEAK_EXPORT void* _ZnamSt11align_val_t(size_t size, size_t alignment) {
-  return throwing_new(g_new_array_aligned, "_ZnamSt11align_val_t", g_new_array_aligned_nothrow,
-                      "_ZnamSt11align_val_tRKSt9nothrow_t", size, alignment);
+  return forward_new(g_new[5], "_ZnamSt11align_val_t", size, alignment);
 }
-TLEAK_EXPORT void* _ZnwmSt11align_val_tRKSt9nothrow_t(size_t size, size_t alignment, const NothrowTag&) noexcept {
-  return nothrow_new(g_new_aligned_nothrow, "_ZnwmSt11align_val_tRKSt9nothrow_t", size, alignment);
+TLEAK_EXPORT void* _ZnwmSt11align_val_tRKSt9nothrow_t(size_t size, size_t alignment, const NothrowTag& tag) noexcept {
+  return forward_new<size_t, const NothrowTag&>(g_new[6], "_ZnwmSt11align_val_tRKSt9nothrow_t", size, alignment, tag);
 }
-TLEAK_EXPORT void* _ZnamSt11align_val_tRKSt9nothrow_t(size_t size, size_t alignment, const NothrowTag&) noexcept {
-  return nothrow_new(g_new_array_aligned_nothrow, "_ZnamSt11align_val_tRKSt9nothrow_t", size, alignment);
+TLEAK_EXPORT void* _ZnamSt11align_val_tRKSt9nothrow_t(size_t size, size_t alignment, const NothrowTag& tag) noexcept {
+  return forward_new<size_t, const NothrowTag&>(g_new[7], "_ZnamSt11align_val_tRKSt9nothrow_t", size, alignment, tag);
 }
 
 TLEAK_EXPORT void _ZdlPv(void* p) noexcept { forward_delete(g_delete[0], "_ZdlPv", p); }

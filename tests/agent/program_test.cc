@@ -444,6 +444,25 @@ TEST_F(ProgramRun, CppNewUnderAPreloadedMallocIsRecordedAtItsCaller) {
   EXPECT_EQ(report_["totals"]["leaked_bytes"], 0);
 }
 
+// C++ allocations that fail behave as without tleak, under the C library's malloc and under
+// jemalloc's operator new (recorded at by the agent): the same exceptions caught, the new-handler
+// called as many times, nothrow null.
+TEST_F(ProgramRun, FailingCppAllocationsAreTheProgramsOwn) {
+  const std::string jemalloc = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2";
+  std::vector<std::vector<std::string>> envs = {{}};
+  if (std::filesystem::exists(jemalloc)) envs.push_back({"LD_PRELOAD=" + jemalloc});
+  for (const auto& env : envs) {
+    std::vector<std::string> plain_args = env;
+    plain_args.push_back(program("failing_new"));
+    const auto plain = run_process("/usr/bin/env", plain_args);
+    EXPECT_EQ(plain.out, "caught 4, new-handler called 2 times, nothrow null, kept 7\n");
+    const auto r = tleak_run({}, {program("failing_new")}, env);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, plain.out) << (env.empty() ? "glibc" : env[0]);
+    EXPECT_EQ(report_["totals"]["leaked_bytes"], 0);
+  }
+}
+
 // A thread on a 16 KiB stack that allocates with 5,000 bytes of it used: the agent's share of the
 // stack per recorded allocation (about 3 KiB) must leave it room.
 TEST_F(ProgramRun, AThreadOnASmallStackStillHasRoom) {
