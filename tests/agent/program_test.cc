@@ -933,6 +933,11 @@ TEST_F(ProgramRun, CommandsThatCannotRunAreRefusedInOneLine) {
   expect_refused(tleak_run({}, {text}), "not executable", path("report.json"));
   expect_refused(tleak_run({}, {dir_.string()}), "directory", path("report.json"));
   expect_refused(tleak_run({}, {program("static_program")}), "statically linked", path("report.json"));
+  // Its malloc is AddressSanitizer's: tleak would see nothing, or (its runtime as a library) the
+  // program would refuse to start behind the agent with a message that blamed neither.
+  const auto sanitized = tleak_run({}, {program("sanitized_program")});
+  expect_refused(sanitized, "built with AddressSanitizer", path("report.json"));
+  EXPECT_EQ(sanitized.out, "") << "the program ran";
   // Set-user-ID to another user (nobody): the loader would ignore LD_PRELOAD, and the program must
   // not run for nothing.
   if (geteuid() == 0) {

@@ -22,6 +22,7 @@
 
 #include "module_preparer.h"
 #include "read_pacing.h"
+#include "sanitizer_runtime.h"
 #include "tleak/agent/protocol.h"
 #include "tleak/diagnosis/agent_source.h"
 #include "tleak/diagnosis/report_builder.h"
@@ -82,6 +83,11 @@ void check_runnable(const std::string& name, const std::string& path) {
   if (is_static_elf(path)) {
     throw ProgramError("cannot diagnose '" + name +
                        "': it is statically linked, so the interposer cannot be loaded into it");
+  }
+  if (const std::string sanitizer = sanitizer_runtime(path); !sanitizer.empty()) {
+    throw ProgramError("cannot diagnose '" + name + "': it is built with " + sanitizer +
+                       ", whose runtime replaces malloc before tleak's interposer can (run a build without "
+                       "sanitizers under tleak; AddressSanitizer's LeakSanitizer reports its leaks itself)");
   }
   if (gains_privileges(path, st)) {
     throw ProgramError("cannot diagnose '" + name +
