@@ -19,6 +19,7 @@
 #include "channel.h"
 #include "code_range.h"
 #include "modules.h"
+#include "other_processes.h"
 #include "python_frames.h"
 #include "reachability.h"
 #include "real_malloc.h"
@@ -43,6 +44,7 @@ using recording::t_inside;
 std::uint64_t g_sample_ns = 100'000'000;
 std::atomic<std::uint64_t> g_next_fence_ns{~0ull};
 const ControlPage* g_control = nullptr;
+ControlPage* g_control_page = nullptr;  // the same page, for what the agent writes into it
 std::uint64_t g_served_fences = 0, g_served_snapshots = 0;
 detail::SpinLock g_fence_lock;
 std::uint64_t g_fence_sequence = 0;
@@ -176,7 +178,8 @@ void in_forked_child() {
   allocator_regions_stop();
   channel_forget();
   thread_buffers_forget();
-  g_control = nullptr;
+  note_forked_child(g_control_page);
+  g_control = g_control_page = nullptr;
 }
 
 void send_hello() {
@@ -477,6 +480,10 @@ __attribute__((constructor)) static void agent_start() {
   if (!read_number(kEnvPid, 1, 0xffffffffu, &pid) || pid != static_cast<std::uint64_t>(getpid()) ||
       !read_number(kEnvStreamFd, 0, 1 << 20, &fd)) {
     allocator_regions_stop();
+    // A process the recorded one started (it inherited the agent): tleak is told it exists.
+    if (pid != 0 && pid != static_cast<std::uint64_t>(getpid()) && read_number(kEnvControlFd, 0, 1 << 20, &control_fd)) {
+      note_other_process(static_cast<int>(control_fd));
+    }
     return;
   }
   // Before anything of the agent's own is mapped: from here on only the malloc's mappings count.
@@ -498,7 +505,7 @@ __attribute__((constructor)) static void agent_start() {
     allocator_regions_stop();
     return;
   }
-  g_control = control;
+  g_control = g_control_page = control;
   unwinder_signals_init();
   g_stack_depth = static_cast<int>(depth);
   g_sample_ns = sample_us * 1000;

@@ -550,6 +550,29 @@ TEST_F(ProgramRun, ForksWhileOtherThreadsAllocateNeverHangAChild) {
 
 // The same under jemalloc, whose fork handler takes its locks while a thread inside it may be
 // noting a mapping (allocator_regions.h): a lock taken before the fork deadlocked 2 runs in 10.
+// A wrapper script whose work is done by a child: the child is not recorded (README, "fork"),
+// and the report says so instead of reading as if nothing had happened. Forked copies that did
+// not exec are counted too.
+TEST_F(ProgramRun, ProcessesTheProgramStartsAreNamedInANote) {
+  const std::string script = path("wrapper.sh");
+  std::ofstream(script) << "#!/bin/sh\n" << program("growth") << " leaky\necho after\n";
+  ASSERT_EQ(chmod(script.c_str(), 0755), 0);
+  const auto r = tleak_run({}, {script});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "growth leaky done\nafter\n");
+  std::string notes = report_["notes"].dump();
+  EXPECT_NE(notes.find("the program started at least 1 other process (growth), which tleak does not record"),
+            std::string::npos) << notes;
+  // 50 forked children, the first 24 of them named.
+  ASSERT_EQ(tleak_run({}, {program("fork_under_threads")}).exit_code, 0);
+  notes = report_["notes"].dump();
+  EXPECT_NE(notes.find("started at least 50 other processes (fork_under_threads (forked, did not exec) x24, ...)"),
+            std::string::npos) << notes;
+  // A program that starts none has no such note.
+  ASSERT_EQ(tleak_run({}, {program("growth"), "leaky"}).exit_code, 0);
+  EXPECT_EQ(report_["notes"].dump().find("other process"), std::string::npos);
+}
+
 TEST_F(ProgramRun, ForksUnderAPreloadedMallocNeverHang) {
   const std::string jemalloc = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2";
   if (!std::filesystem::exists(jemalloc)) GTEST_SKIP() << "libjemalloc2 is not installed (scripts/setup installs it)";

@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <map>
 
 #include "module_preparer.h"
 #include "read_pacing.h"
@@ -95,6 +96,36 @@ void check_runnable(const std::string& name, const std::string& path) {
                        "capabilities), and the loader then ignores LD_PRELOAD, so the interposer cannot be loaded "
                        "into it");
   }
+}
+
+// What the agents of the processes the program started wrote into the control page, as a note
+// (empty if it started none): a wrapper script's report, with its work done in a child, must not
+// read as if nothing had happened.
+std::string other_processes_note(const agent::ControlPage& control) {
+  const std::uint64_t count = control.other_processes;
+  if (count == 0) return {};
+  std::map<std::string, int> names;  // sorted: the note reads the same from run to run
+  const std::uint64_t listed = std::min<std::uint64_t>(count, agent::ControlPage::kOtherProcessEntries);
+  for (std::uint64_t i = 0; i < listed; ++i) {
+    const auto& entry = control.other[i];
+    if (entry.pid == 0) continue;
+    const std::string path(entry.executable, strnlen(entry.executable, sizeof entry.executable));
+    const auto slash = path.rfind('/');
+    std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+    if (entry.forked_only != 0) name += " (forked, did not exec)";
+    ++names[name];
+  }
+  std::string list;
+  for (const auto& [name, n] : names) {
+    if (!list.empty()) list += ", ";
+    list += n > 1 ? name + " x" + std::to_string(n) : name;
+  }
+  // At least: a child started without fork's handlers (vfork, posix_spawn) that closed the
+  // descriptors it inherited before its exec (Python's subprocess does) never says so.
+  return "the program started at least " + std::to_string(count) + (count == 1 ? " other process" : " other processes") +
+         " (" + list + (count > listed ? ", ..." : "") + "), which tleak does not record: it records the process " +
+         "it starts and the programs that process execs; to diagnose another one, run tleak on its command (or " +
+         "have the script exec it)";
 }
 
 // Sends the live list the agent's exit scan needs, in messages the agent's buffer takes whole.
@@ -378,6 +409,7 @@ Report run_program(const ProgramOptions& o) {
   read_messages(false);
   const bool channel_lost = control->channel_lost != 0;
   const std::uint64_t untracked_threads = control->untracked_threads;
+  const std::string others = other_processes_note(*control);
   munmap(page, 4096);
 
   if (WIFEXITED(child.status)) program.exit_status = WEXITSTATUS(child.status);
@@ -407,6 +439,7 @@ Report run_program(const ProgramOptions& o) {
                            " distinct allocation stacks, all the agent has room for: allocations from stacks first "
                            "seen after that are counted together in one site without a stack ('(no stack recorded)')");
   }
+  if (!others.empty()) report.notes.push_back(others);
   if (channel_lost) {
     report.notes.push_back("the program took tleak's channel to its agent away while it ran (it closed or "
                            "replaced that descriptor with a system call tleak does not interpose): what it did "

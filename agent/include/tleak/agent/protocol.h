@@ -163,7 +163,19 @@ struct ControlPage {
   // Counted by the agent: threads that allocated while every thread buffer was taken
   // (thread_buffers.h): their allocations and frees went unrecorded.
   volatile std::uint64_t untracked_threads;
+  // Other processes the program started, which the agent does not record (README, "fork"): each
+  // forked child, and each image one of them exec'd with the agent still preloaded, says so here
+  // (an exec'd image takes over its forked child's entry: same pid). Counted past the entries.
+  volatile std::uint64_t other_processes;
+  struct OtherProcess {
+    volatile std::uint32_t pid;  // written last: 0 while the entry is being filled
+    std::uint32_t forked_only;   // 1: a forked copy of the program that has not exec'd
+    char executable[152];        // its path, cut and NUL-terminated
+  };
+  static constexpr int kOtherProcessEntries = 24;
+  OtherProcess other[kOtherProcessEntries];
 };
+static_assert(sizeof(ControlPage) <= 4096, "the control page is one page");
 
 constexpr std::uint32_t padded(std::uint32_t bytes) { return (bytes + 7u) & ~7u; }
 
