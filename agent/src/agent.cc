@@ -481,8 +481,9 @@ __attribute__((constructor)) static void agent_start() {
       !read_number(kEnvStreamFd, 0, 1 << 20, &fd)) {
     allocator_regions_stop();
     // A process the recorded one started (it inherited the agent): tleak is told it exists.
-    if (pid != 0 && pid != static_cast<std::uint64_t>(getpid()) && read_number(kEnvControlFd, 0, 1 << 20, &control_fd)) {
-      note_other_process(static_cast<int>(control_fd));
+    if (pid != 0 && pid != static_cast<std::uint64_t>(getpid())) {
+      note_other_process(read_number(kEnvControlFd, 0, 1 << 20, &control_fd) ? static_cast<int>(control_fd) : -1,
+                         getenv(kEnvControlPath));
     }
     return;
   }

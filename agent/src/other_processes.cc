@@ -1,5 +1,6 @@
 #include "other_processes.h"
 
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -29,6 +30,19 @@ void this_executable(char (&out)[sizeof(ControlPage::OtherProcess::executable)])
   out[n > 0 ? n : 0] = '\0';
 }
 
+// The page behind `fd` if it is a control page (a memory file of one page that starts with the
+// protocol's magic), else null; anything else under that number is the program's.
+ControlPage* map_control_page(int fd) {
+  struct stat st{};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size != 4096) return nullptr;
+  void* page = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (page == MAP_FAILED) return nullptr;
+  auto* control = static_cast<ControlPage*>(page);
+  if (control->magic == kProtocolMagic) return control;
+  munmap(page, 4096);
+  return nullptr;
+}
+
 }  // namespace
 
 void note_forked_child(ControlPage* control) {
@@ -38,28 +52,29 @@ void note_forked_child(ControlPage* control) {
   add(control, static_cast<std::uint32_t>(getpid()), executable, true);
 }
 
-void note_other_process(int control_fd) {
-  struct stat st{};
-  // A control page is a memory file of one page; anything else under that number is the program's.
-  if (fstat(control_fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size != 4096) return;
-  void* page = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, control_fd, 0);
-  if (page == MAP_FAILED) return;
-  auto* control = static_cast<ControlPage*>(page);
-  if (control->magic == kProtocolMagic) {
-    char executable[sizeof(ControlPage::OtherProcess::executable)];
-    this_executable(executable);
-    const auto pid = static_cast<std::uint32_t>(getpid());
-    // A forked child that now runs another image: its entry, not a new one.
-    bool found = false;
-    const std::uint64_t used = __atomic_load_n(&control->other_processes, __ATOMIC_ACQUIRE);
-    for (std::uint64_t i = 0; i < used && i < ControlPage::kOtherProcessEntries && !found; ++i) {
-      if (__atomic_load_n(&control->other[i].pid, __ATOMIC_ACQUIRE) != pid) continue;
-      fill(control->other[i], pid, executable, false);
-      found = true;
+void note_other_process(int control_fd, const char* control_path) {
+  ControlPage* control = control_fd >= 0 ? map_control_page(control_fd) : nullptr;
+  if (control == nullptr && control_path != nullptr && std::strncmp(control_path, "/proc/", 6) == 0) {
+    const int fd = open(control_path, O_RDWR | O_CLOEXEC);
+    if (fd >= 0) {
+      control = map_control_page(fd);
+      close(fd);
     }
-    if (!found) add(control, pid, executable, false);
   }
-  munmap(page, 4096);
+  if (control == nullptr) return;
+  char executable[sizeof(ControlPage::OtherProcess::executable)];
+  this_executable(executable);
+  const auto pid = static_cast<std::uint32_t>(getpid());
+  // A forked child that now runs another image: its entry, not a new one.
+  bool found = false;
+  const std::uint64_t used = __atomic_load_n(&control->other_processes, __ATOMIC_ACQUIRE);
+  for (std::uint64_t i = 0; i < used && i < ControlPage::kOtherProcessEntries && !found; ++i) {
+    if (__atomic_load_n(&control->other[i].pid, __ATOMIC_ACQUIRE) != pid) continue;
+    fill(control->other[i], pid, executable, false);
+    found = true;
+  }
+  if (!found) add(control, pid, executable, false);
+  munmap(control, 4096);
 }
 
 }  // namespace tleak::agent

@@ -568,6 +568,12 @@ TEST_F(ProgramRun, ProcessesTheProgramStartsAreNamedInANote) {
   notes = report_["notes"].dump();
   EXPECT_NE(notes.find("started at least 50 other processes (fork_under_threads (forked, did not exec) x24, ...)"),
             std::string::npos) << notes;
+  // Python's subprocess closes the descriptors a child inherits: found through tleak's own.
+  const std::string python_script = path("spawns.py");
+  std::ofstream(python_script) << "import subprocess\nsubprocess.run(['/bin/true'], check=True)\n";
+  ASSERT_EQ(tleak_run({}, {TLEAK_PYTHON, python_script}).exit_code, 0);
+  notes = report_["notes"].dump();
+  EXPECT_NE(notes.find("started at least 1 other process (true)"), std::string::npos) << notes;
   // A program that starts none has no such note.
   ASSERT_EQ(tleak_run({}, {program("growth"), "leaky"}).exit_code, 0);
   EXPECT_EQ(report_["notes"].dump().find("other process"), std::string::npos);

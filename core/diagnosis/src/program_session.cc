@@ -120,8 +120,8 @@ std::string other_processes_note(const agent::ControlPage& control) {
     if (!list.empty()) list += ", ";
     list += n > 1 ? name + " x" + std::to_string(n) : name;
   }
-  // At least: a child started without fork's handlers (vfork, posix_spawn) that closed the
-  // descriptors it inherited before its exec (Python's subprocess does) never says so.
+  // At least: a child started without fork's handlers (vfork, posix_spawn) that runs a program
+  // without the agent (static, set-user-ID, environment cleared) never says so.
   return "the program started at least " + std::to_string(count) + (count == 1 ? " other process" : " other processes") +
          " (" + list + (count > listed ? ", ..." : "") + "), which tleak does not record: it records the process " +
          "it starts and the programs that process execs; to diagnose another one, run tleak on its command (or " +
@@ -185,6 +185,8 @@ pid_t start_child(const ProgramOptions& o, const std::string& path, int stream_f
     if (!python_path.empty()) setenv("PYTHONPATH", python_path.c_str(), 1);
     setenv(agent::kEnvStreamFd, std::to_string(stream_fd).c_str(), 1);
     setenv(agent::kEnvControlFd, std::to_string(control_fd).c_str(), 1);
+    const std::string control_path = "/proc/" + std::to_string(getppid()) + "/fd/" + std::to_string(control_fd);
+    setenv(agent::kEnvControlPath, control_path.c_str(), 1);
     setenv(agent::kEnvPid, std::to_string(getpid()).c_str(), 1);
     setenv(agent::kEnvStackDepth, depth.c_str(), 1);
     setenv(agent::kEnvSampleMicros, sample_us.c_str(), 1);

@@ -33,6 +33,9 @@ inline constexpr std::uint32_t kMaxNameBytes = 256;
 // Environment the parent sets for the child; the agent reads it once at start-up.
 inline constexpr const char* kEnvStreamFd = "TLEAK_AGENT_FD";           // socket, agent -> parent
 inline constexpr const char* kEnvControlFd = "TLEAK_AGENT_CONTROL_FD";  // memfd of a ControlPage
+// The same memfd as tleak holds it (/proc/PID/fd/N), for processes the program starts that closed
+// the descriptors they inherited (other_processes.h).
+inline constexpr const char* kEnvControlPath = "TLEAK_AGENT_CONTROL_PATH";
 inline constexpr const char* kEnvPid = "TLEAK_AGENT_PID";               // the process to track
 inline constexpr const char* kEnvStackDepth = "TLEAK_AGENT_STACK_DEPTH";
 inline constexpr const char* kEnvSampleMicros = "TLEAK_AGENT_SAMPLE_US";  // time fence period
