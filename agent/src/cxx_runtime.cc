@@ -3,15 +3,20 @@
 #include <dlfcn.h>
 #include <errno.h>
 
-#include <atomic>
+#include <initializer_list>
 
-#include "allocator_regions.h"
 #include "modules.h"
 
 namespace tleak::agent {
 
 void* find_next_cxx_function(void* volatile* slot, const char* name) {
+  // Not passed through: what the loader allocates here may hold the program's own pointers from
+  // then on (a dlopen that grows the loader's lists), and a block the agent did not record is
+  // never read by the exit scan (passed through, a program's own dlopen list once read lost).
+  // The cost: a few small sites inside the agent in a process that loads C++ locally.
   const int saved_errno = errno;
+  // A failed dlsym here leaves its message for dlerror(), until the next call that succeeds: the
+  // one below that finds the runtime (glibc), so the program's dlerror() says what it would have.
   void* found = dlsym(RTLD_NEXT, name);
   for (const char* runtime : {"libstdc++.so.6", "libc++abi.so.1", "libc++.so.1"}) {
     if (found != nullptr) break;
@@ -24,7 +29,5 @@ void* find_next_cxx_function(void* volatile* slot, const char* name) {
   __atomic_store_n(slot, found, __ATOMIC_RELEASE);
   return found;
 }
-
-bool recorded_at_operator_new(const void* function) { return allocator_code_holds(function); }
 
 }  // namespace tleak::agent

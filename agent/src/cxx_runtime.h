@@ -11,15 +11,12 @@ namespace tleak::agent {
 // The next definition of `name` (a mangled operator new or delete): dlsym(RTLD_NEXT), or, when
 // the C++ runtime is not in the global scope (Python loads C++ extensions RTLD_LOCAL, and their
 // libstdc++ with them), the C++ runtime already loaded. Null if there is none (then nothing
-// calls it). Found once per name; `slot` keeps it.
+// calls it). Found once per name; `slot` keeps it. Whether to record at one found this way:
+// allocator_code_holds (allocator_regions.h), true when it is the preloaded malloc's.
 void* find_next_cxx_function(void* volatile* slot, const char* name);
 inline void* next_cxx_function(void* volatile* slot, const char* name) {
   void* found = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
   return found != nullptr ? found : find_next_cxx_function(slot, name);
 }
-
-// Whether `function` (an operator new found as above) belongs to the preloaded malloc, which then
-// does not reach malloc: the agent records at operator new and delete.
-bool recorded_at_operator_new(const void* function);
 
 }  // namespace tleak::agent

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "agent.h"
+#include "allocator_regions.h"
 #include "cxx_runtime.h"
 
 namespace agent = tleak::agent;
@@ -30,7 +31,7 @@ F next(void* volatile& slot, const char* name) {
 template <class... Args>
 [[gnu::always_inline]] inline void* forward_new(void* volatile& slot, const char* name, size_t size, Args... args) {
   const auto real = next<void* (*)(size_t, Args...)>(slot, name);
-  if (!agent::active() || !agent::recorded_at_operator_new(reinterpret_cast<void*>(real))) return real(size, args...);
+  if (!agent::active() || !agent::allocator_code_holds(reinterpret_cast<void*>(real))) return real(size, args...);
   const std::uint32_t recorded = agent::recording::t_recorded;
   void* p = real(size, args...);
   if (agent::recording::t_recorded == recorded) agent::record_alloc(p, size);
@@ -41,7 +42,7 @@ template <class... Args>
 template <class... Args>
 void forward_delete(void* volatile& slot, const char* name, void* p, Args... args) {
   const auto real = next<void (*)(void*, Args...)>(slot, name);
-  if (p != nullptr && agent::active() && agent::recorded_at_operator_new(reinterpret_cast<void*>(real))) {
+  if (p != nullptr && agent::active() && agent::allocator_code_holds(reinterpret_cast<void*>(real))) {
     agent::record_free(p);
     const agent::PassThrough inner;
     real(p, args...);

@@ -463,6 +463,33 @@ TEST_F(ProgramRun, FailingCppAllocationsAreTheProgramsOwn) {
   }
 }
 
+// A C program that loads a C++ plugin RTLD_LOCAL, as Python loads its C++ extensions: libstdc++ is
+// not in the global scope, and the agent's operator new finds it without the program seeing a
+// trace of the search (its dlerror() still says nothing happened). The plugin's rows are at their
+// line, and what is lost is what memcheck says is lost (the loader's lists included: a block the
+// search allocated unrecorded once made the program's own dlopen list read lost).
+TEST_F(ProgramRun, CppNewInAPluginLoadedLocallyIsSeenAndLeavesNoTrace) {
+  const std::string plugin = program("liblocal_cxx_plugin.so");
+  const auto plain = run_process(program("local_cxx_host"), {plugin});
+  ASSERT_EQ(plain.out, "rows 30, dlerror: none\n");
+  const auto r = tleak_run({}, {program("local_cxx_host"), plugin});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, plain.out);
+  const std::string line = "local_cxx_plugin.cc:" + std::to_string(line_of("local_cxx_plugin.cc", "ROW")) + ")";
+  std::int64_t leaked_at_rows = 0;
+  for (const Json& s : report_["sites"]) {
+    if (s["label"].get<std::string>().ends_with(line)) leaked_at_rows += s["leaked_bytes"].get<std::int64_t>();
+  }
+  // 30 vectors (24 bytes each) and their buffers of 100 ints, lost once the static list that
+  // held them is destroyed at exit.
+  EXPECT_EQ(leaked_at_rows, 30 * (24 + 400));
+  const auto m = run_process(VALGRIND_PROGRAM, {"--leak-check=full", program("local_cxx_host"), plugin});
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  EXPECT_EQ(report_["totals"]["leaked_bytes"],
+            memcheck_figure(m.err, "definitely lost") + memcheck_figure(m.err, "indirectly lost"))
+      << m.err;
+}
+
 // A thread on a 16 KiB stack that allocates with 5,000 bytes of it used: the agent's share of the
 // stack per recorded allocation (about 3 KiB) must leave it room.
 TEST_F(ProgramRun, AThreadOnASmallStackStillHasRoom) {
