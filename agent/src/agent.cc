@@ -18,6 +18,7 @@
 #include "allocator_regions.h"
 #include "channel.h"
 #include "code_range.h"
+#include "control_page.h"
 #include "modules.h"
 #include "other_processes.h"
 #include "python_frames.h"
@@ -494,14 +495,9 @@ __attribute__((constructor)) static void agent_start() {
   read_number(kEnvSampleMicros, 1000, 3'600'000'000ull, &sample_us);
   Inside inside;
   ControlPage* control = nullptr;
-  if (read_number(kEnvControlFd, 0, 1 << 20, &control_fd)) {
-    void* page = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, static_cast<int>(control_fd), 0);
-    if (page != MAP_FAILED && static_cast<const ControlPage*>(page)->magic == kProtocolMagic) {
-      // Requests made before this image started (a signal while the program was still loading)
-      // are served at its first allocation.
-      control = static_cast<ControlPage*>(page);
-    }
-  }
+  // Requests made before this image started (a signal while the program was still loading) are
+  // served at its first allocation.
+  if (read_number(kEnvControlFd, 0, 1 << 20, &control_fd)) control = map_control_page(static_cast<int>(control_fd));
   if (!channel_open(static_cast<int>(fd), control != nullptr ? &control->channel_lost : nullptr)) {
     allocator_regions_stop();
     return;

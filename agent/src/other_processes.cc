@@ -2,10 +2,11 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstring>
+
+#include "control_page.h"
 
 namespace tleak::agent {
 namespace {
@@ -28,19 +29,6 @@ void add(ControlPage* control, std::uint32_t pid, const char* executable, bool f
 void this_executable(char (&out)[sizeof(ControlPage::OtherProcess::executable)]) {
   const ssize_t n = readlink("/proc/self/exe", out, sizeof out - 1);
   out[n > 0 ? n : 0] = '\0';
-}
-
-// The page behind `fd` if it is a control page (a memory file of one page that starts with the
-// protocol's magic), else null; anything else under that number is the program's.
-ControlPage* map_control_page(int fd) {
-  struct stat st{};
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size != 4096) return nullptr;
-  void* page = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  if (page == MAP_FAILED) return nullptr;
-  auto* control = static_cast<ControlPage*>(page);
-  if (control->magic == kProtocolMagic) return control;
-  munmap(page, 4096);
-  return nullptr;
 }
 
 }  // namespace
