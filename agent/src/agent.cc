@@ -175,8 +175,8 @@ void serve_fences(std::uint64_t ns) {
 
 void in_forked_child() {
   // The child must not write into the parent's stream: it runs untracked (README, "fork").
+  // (allocator_regions.h stops in a child by a fork handler of its own.)
   g_status.store(kOff, std::memory_order_release);
-  allocator_regions_stop();
   channel_forget();
   thread_buffers_forget();
   note_forked_child(g_control_page);
