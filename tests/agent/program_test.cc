@@ -95,6 +95,18 @@ class ProgramRun : public ::testing::Test {
   // tests/programs/exit_reachability.c's report: what is lost, and how, and what is reachable.
   void expect_exit_reachability_figures() const;
 
+  // tests/programs/inlined_alloc.cc run by tleak (with `env`): its own output, and its ROW site
+  // (returned) growing by 4,000 bytes an iteration.
+  const Json& inlined_rows_growing(const std::vector<std::string>& env) {
+    const auto r = tleak_run({}, {program("inlined_alloc")}, env);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, "rows 30\n");
+    const Json& row = site_at(at("inlined_alloc.cc", "ROW"));
+    EXPECT_EQ(row["verdict"], "growth");
+    EXPECT_NEAR(row["growth"]["slope_bytes_per_iteration"].get<double>(), 4000.0, 1.0);
+    return row;
+  }
+
   std::filesystem::path dir_;
   Json report_;
 };
@@ -413,12 +425,7 @@ TEST_F(ProgramRun, AChannelTakenAwayIsSaidAndNotSpunOn) {
 // Allocations in inlined library code (std::vector at -O2) are named by the function that holds
 // the code and that function's own line, where it called the inlined code.
 TEST_F(ProgramRun, InlinedAllocationsAreAtTheirFunctionsOwnLine) {
-  const auto r = tleak_run({}, {program("inlined_alloc")});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(r.out, "rows 30\n");
-  const Json& row = site_at(at("inlined_alloc.cc", "ROW"));
-  EXPECT_EQ(row["verdict"], "growth");
-  EXPECT_NEAR(row["growth"]["slope_bytes_per_iteration"].get<double>(), 4000.0, 1.0);
+  const Json& row = inlined_rows_growing({});
   // operator new (libstdc++), then the function that called it in inlined code.
   ASSERT_GE(row["frames"].size(), 2u);
   EXPECT_EQ(row["frames"][1]["function"], "grow_rows(int)") << row["frames"].dump();
@@ -430,12 +437,7 @@ TEST_F(ProgramRun, InlinedAllocationsAreAtTheirFunctionsOwnLine) {
 TEST_F(ProgramRun, CppNewUnderAPreloadedMallocIsRecordedAtItsCaller) {
   const std::string jemalloc = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2";
   if (!std::filesystem::exists(jemalloc)) GTEST_SKIP() << "libjemalloc2 is not installed (scripts/setup installs it)";
-  const auto r = tleak_run({}, {program("inlined_alloc")}, {"LD_PRELOAD=" + jemalloc});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(r.out, "rows 30\n");
-  const Json& row = site_at(at("inlined_alloc.cc", "ROW"));
-  EXPECT_EQ(row["verdict"], "growth");
-  EXPECT_NEAR(row["growth"]["slope_bytes_per_iteration"].get<double>(), 4000.0, 1.0);
+  const Json& row = inlined_rows_growing({"LD_PRELOAD=" + jemalloc});
   ASSERT_GE(row["frames"].size(), 1u);
   EXPECT_EQ(row["frames"][0]["function"], "grow_rows(int)") << row["frames"].dump();
   for (const Json& s : report_["sites"]) {
