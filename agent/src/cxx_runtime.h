@@ -6,6 +6,8 @@
 // leaves that malloc's memory out of its roots, would read blocks held only by C++ objects as lost.
 #pragma once
 
+#include <atomic>
+
 namespace tleak::agent {
 
 // The next definition of `name` (a mangled operator new or delete): dlsym(RTLD_NEXT), or, when
@@ -13,9 +15,9 @@ namespace tleak::agent {
 // libstdc++ with them), the C++ runtime already loaded. Null if there is none (then nothing
 // calls it). Found once per name; `slot` keeps it. Whether to record at one found this way:
 // allocator_code_holds (allocator_regions.h), true when it is the preloaded malloc's.
-void* find_next_cxx_function(void* volatile* slot, const char* name);
-inline void* next_cxx_function(void* volatile* slot, const char* name) {
-  void* found = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+void* find_next_cxx_function(std::atomic<void*>& slot, const char* name);
+inline void* next_cxx_function(std::atomic<void*>& slot, const char* name) {
+  void* found = slot.load(std::memory_order_acquire);
   return found != nullptr ? found : find_next_cxx_function(slot, name);
 }
 

@@ -4,6 +4,7 @@
 // C library's malloc, libstdc++'s operator new) the call goes straight on and malloc records it.
 #include <stddef.h>
 
+#include <atomic>
 #include <cstdint>
 
 #include "agent.h"
@@ -20,8 +21,8 @@ namespace {
 struct NothrowTag {};
 
 template <class F>
-F next(void* volatile& slot, const char* name) {
-  return reinterpret_cast<F>(agent::next_cxx_function(&slot, name));
+F next(std::atomic<void*>& slot, const char* name) {
+  return reinterpret_cast<F>(agent::next_cxx_function(slot, name));
 }
 
 // An operator new of the preloaded malloc's: called as the program would have (its new-handler
@@ -29,7 +30,7 @@ F next(void* volatile& slot, const char* name) {
 // call), and recorded here unless a malloc of the agent's recorded the block inside it.
 // `args`: the alignment and std::nothrow, if any.
 template <class... Args>
-[[gnu::always_inline]] inline void* forward_new(void* volatile& slot, const char* name, size_t size, Args... args) {
+[[gnu::always_inline]] inline void* forward_new(std::atomic<void*>& slot, const char* name, size_t size, Args... args) {
   const auto real = next<void* (*)(size_t, Args...)>(slot, name);
   if (!agent::active() || !agent::allocator_code_holds(reinterpret_cast<void*>(real))) return real(size, args...);
   const std::uint32_t recorded = agent::recording::t_recorded;
@@ -40,7 +41,7 @@ template <class... Args>
 
 // Every operator delete: the free is stamped before the block is handed back.
 template <class... Args>
-void forward_delete(void* volatile& slot, const char* name, void* p, Args... args) {
+void forward_delete(std::atomic<void*>& slot, const char* name, void* p, Args... args) {
   const auto real = next<void (*)(void*, Args...)>(slot, name);
   if (p != nullptr && agent::active() && agent::allocator_code_holds(reinterpret_cast<void*>(real))) {
     agent::record_free(p);
@@ -51,8 +52,8 @@ void forward_delete(void* volatile& slot, const char* name, void* p, Args... arg
   real(p, args...);
 }
 
-void* volatile g_new[8];
-void* volatile g_delete[12];
+std::atomic<void*> g_new[8];
+std::atomic<void*> g_delete[12];
 
 }  // namespace
 
