@@ -115,6 +115,17 @@ using MremapFunction = void* (*)(void*, size_t, size_t, int, ...);
 std::atomic<MmapFunction> g_next_mmap{nullptr}, g_next_mmap64{nullptr};
 std::atomic<MunmapFunction> g_next_munmap{nullptr};
 std::atomic<MremapFunction> g_next_mremap{nullptr};
+
+// Resolved before the program's own code runs, like every function the agent passes on: a lookup
+// at the first call (the exit scan's own first munmap, in a program that never called it) went
+// through dlsym, which frees a dlerror() message the program had not read yet, unrecorded: that
+// message then read as a leak.
+__attribute__((constructor)) void find_next_mappings() {
+  agent::next_symbol(g_next_mmap, "mmap");
+  agent::next_symbol(g_next_mmap64, "mmap64");
+  agent::next_symbol(g_next_munmap, "munmap");
+  agent::next_symbol(g_next_mremap, "mremap");
+}
 }  // namespace
 
 TLEAK_EXPORT void* mmap(void* address, size_t length, int protection, int flags, int fd, off_t offset) {
