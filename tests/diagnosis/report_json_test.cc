@@ -215,6 +215,48 @@ TEST(ReportText, PythonSiteLabelIsTheUsersFrameElseTheInnermostRealFile) {
             "torch/__init__.py:218 in <module>");
 }
 
+// Two sites at one line of the user's, whose shown frames are the same (a PyTorch module call that
+// allocates in several places): each names the function on its path the other lacks, so that the
+// two entries do not read as one site listed twice. A site unlike any other gets no such line.
+TEST(ReportText, SitesThatReadAlikeSayWhatSetsThemApart) {
+  Report r = sample_report();
+  r.run.program = ProgramInfo{};
+  r.sites.clear();
+  const Frame alloc{1, "malloc", "libc.so.6", 1, "", 0};
+  const Frame call_impl{2, "Module._call_impl", "/usr/lib/python3/dist-packages/torch/nn/modules/module.py", 0,
+                        "/usr/lib/python3/dist-packages/torch/nn/modules/module.py", 1194, "python"};
+  const Frame users{3, "<module>", "/home/me/train.py", 0, "/home/me/train.py", 18, "python"};
+  const Frame linear{4, "at::native::linear(at::Tensor const&)", "libtorch_cpu.so", 4, "", 0};
+  const Frame relu{5, "at::native::relu(at::Tensor const&)", "libtorch_cpu.so", 5, "", 0};
+  const Frame empty{6, "at::empty(long)", "libtorch_cpu.so", 6, "", 0};
+  SiteReport first;
+  first.verdict = "growth";
+  first.reason = "first";
+  first.frames = {alloc, empty, linear, call_impl, users};
+  first.label = site_label(first.frames);
+  SiteReport second = first;
+  second.reason = "second";
+  second.frames = {alloc, empty, relu, call_impl, users};
+  SiteReport other = first;
+  other.reason = "other";
+  other.frames = {alloc, relu, users};
+  other.label = site_label(other.frames);
+  r.sites = {first, second, other};
+  const std::string text = render_text(r, 10);
+  ASSERT_EQ(first.label, "train.py:18 in <module>");
+  const auto at_first = text.find("first\n"), at_second = text.find("second\n"), at_other = text.find("other\n");
+  ASSERT_NE(at_first, std::string::npos);
+  ASSERT_NE(at_second, std::string::npos);
+  ASSERT_NE(at_other, std::string::npos);
+  const auto line_after = [&](std::size_t at) {
+    const auto start = text.find('\n', at) + 1;
+    return text.substr(start, text.find('\n', start) - start);
+  };
+  EXPECT_EQ(line_after(at_first), "           via native::linear") << text;
+  EXPECT_EQ(line_after(at_second), "           via native::relu") << text;
+  EXPECT_EQ(text.find("via", at_other), std::string::npos) << text;
+}
+
 }  // namespace
 }  // namespace tleak::diagnosis
 

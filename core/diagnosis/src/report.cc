@@ -5,10 +5,8 @@
 #include "tleak/allocator_error.h"
 
 namespace tleak::diagnosis {
-namespace {
 
-// Frames that are allocation plumbing, not the code that asked for memory.
-bool is_plumbing(const Frame& frame) {
+bool is_allocation_plumbing(const Frame& frame) {
   for (const char* prefix : {"std::", "tleak::Allocator::", "tleak::detail::", "operator new"}) {
     if (frame.function.rfind(prefix, 0) == 0) return true;
   }
@@ -18,6 +16,8 @@ bool is_plumbing(const Frame& frame) {
   }
   return false;
 }
+
+namespace {
 
 // Python code that is not the user's: the standard library, installed packages, frozen modules.
 bool is_library_python(const Frame& frame) {
@@ -86,7 +86,7 @@ std::string_view file_name(std::string_view path) {
 std::size_t user_frame_index(const std::vector<Frame>& frames, const std::string& focus) {
   if (const std::size_t python = user_python_frame(frames, focus); python != std::string::npos) return python;
   for (std::size_t i = 0; i < frames.size(); ++i) {
-    if (!is_plumbing(frames[i]) && !is_runtime(frames[i])) return i;
+    if (!is_allocation_plumbing(frames[i]) && !is_runtime(frames[i])) return i;
   }
   return 0;
 }

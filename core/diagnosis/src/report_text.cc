@@ -24,6 +24,49 @@ std::string sparkline(const std::vector<std::int64_t>& values, std::size_t width
   return line;
 }
 
+namespace {
+
+// A frame as the text shows it: name and place.
+bool shown_alike(const Frame& a, const Frame& b) {
+  return a.line == b.line && a.file == b.file && frame_short_name(a) == frame_short_name(b);
+}
+
+// The frames the text shows for a site: from the runtime call its label names, down its callers.
+std::size_t first_shown_frame(const SiteReport& s) {
+  const std::size_t user = user_frame_index(s.frames);
+  return user > 0 ? user - 1 : 0;
+}
+
+constexpr std::size_t kShownFrames = 3;
+
+bool shown_alike(const SiteReport& a, const SiteReport& b) {
+  const std::size_t fa = first_shown_frame(a), fb = first_shown_frame(b);
+  if (a.label != b.label || fa != fb) return false;
+  for (std::size_t k = 0; k < kShownFrames; ++k) {
+    const bool in_a = fa + k < a.frames.size(), in_b = fb + k < b.frames.size();
+    if (in_a != in_b || (in_a && !shown_alike(a.frames[fa + k], b.frames[fb + k]))) return false;
+  }
+  return true;
+}
+
+// For a site that would read exactly like another listed (same label, same frames shown: a
+// PyTorch line whose module call allocates in several places), the function on its allocation path
+// that the other's lacks: its innermost named frame, past allocation plumbing, not among the
+// other's hidden frames ("t::call", the transpose, beside "addmm::call"). Null if there is none.
+const Frame* where_stacks_part(const SiteReport& s, const SiteReport& other) {
+  const std::size_t hidden = first_shown_frame(s), other_hidden = first_shown_frame(other);
+  for (std::size_t k = 0; k < hidden; ++k) {
+    const Frame& frame = s.frames[k];
+    if (frame.function.empty() || frame.function == "??" || is_allocation_plumbing(frame)) continue;
+    bool shared = false;
+    for (std::size_t m = 0; m < other_hidden && !shared; ++m) shared = shown_alike(frame, other.frames[m]);
+    if (!shared) return &frame;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
 std::string render_text(const Report& r, std::size_t max_sites) {
   std::ostringstream out;
   const auto bytes = [](double n) { return format_bytes(n); };
@@ -59,15 +102,20 @@ std::string render_text(const Report& r, std::size_t max_sites) {
     std::snprintf(verdict, sizeof verdict, "%-9s", s.verdict.c_str());
     out << "  " << verdict << s.label << " [" << s.allocator << "]\n";
     out << "           " << s.reason << "\n";
-    // From the runtime call the label names, down its callers.
-    const std::size_t user = user_frame_index(s.frames);
-    const std::size_t first = user > 0 ? user - 1 : 0;
-    for (std::size_t f = first; f < s.frames.size() && f < first + 3; ++f) {
-      const Frame& frame = s.frames[f];
-      out << "           at " << frame_short_name(frame);
+    const auto print = [&](const char* how, const Frame& frame) {
+      out << "           " << how << " " << frame_short_name(frame);
       if (!frame.file.empty()) out << "  " << file_name(frame.file) << ":" << frame.line;
       out << "\n";
+    };
+    // Every site of a group that reads alike says what sets it apart from the first other one.
+    const std::size_t listed = std::min(r.sites.size(), max_sites);
+    for (std::size_t j = 0; j < listed; ++j) {
+      if (j == i || !shown_alike(s, r.sites[j])) continue;
+      if (const Frame* part = where_stacks_part(s, r.sites[j])) print("via", *part);
+      break;
     }
+    const std::size_t first = first_shown_frame(s);
+    for (std::size_t f = first; f < s.frames.size() && f < first + kShownFrames; ++f) print("at", s.frames[f]);
   }
   if (r.sites.size() > max_sites) out << "  ... " << r.sites.size() - max_sites << " more in the JSON report\n";
   if (r.omitted_sites.sites > 0) {
