@@ -1,6 +1,5 @@
 #include "tleak/diagnosis/program_session.h"
 
-#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -23,7 +22,7 @@
 
 #include "module_preparer.h"
 #include "read_pacing.h"
-#include "sanitizer_runtime.h"
+#include "program_image.h"
 #include "tleak/agent/protocol.h"
 #include "tleak/diagnosis/agent_source.h"
 #include "tleak/diagnosis/report_builder.h"
@@ -49,24 +48,6 @@ class Fd {
   int fd_;
 };
 
-// An ELF executable without a program interpreter is statically linked: nothing can be preloaded.
-bool is_static_elf(const std::string& path) {
-  Fd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0) return false;
-  Elf64_Ehdr eh{};
-  if (pread(fd.get(), &eh, sizeof eh, 0) != static_cast<ssize_t>(sizeof eh)) return false;
-  if (std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64) return false;
-  if (eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum == 0 || eh.e_phnum > 512) return false;
-  bool has_dynamic = false;
-  for (int i = 0; i < eh.e_phnum; ++i) {
-    Elf64_Phdr ph{};
-    const off_t at = static_cast<off_t>(eh.e_phoff + static_cast<std::uint64_t>(i) * sizeof ph);
-    if (pread(fd.get(), &ph, sizeof ph, at) != static_cast<ssize_t>(sizeof ph)) return false;
-    if (ph.p_type == PT_INTERP || ph.p_type == PT_DYNAMIC) has_dynamic = true;
-  }
-  return !has_dynamic;
-}
-
 // The loader ignores LD_PRELOAD in a program that gains privileges as it starts ("secure
 // execution"): set-user-ID or set-group-ID to someone else, or file capabilities for a user who
 // does not hold them already. The agent would never load, and the program would run for nothing.
@@ -81,12 +62,13 @@ void check_runnable(const std::string& name, const std::string& path) {
   if (stat(path.c_str(), &st) != 0) throw ProgramError("cannot run '" + name + "': " + std::strerror(errno));
   if (S_ISDIR(st.st_mode)) throw ProgramError("cannot run '" + name + "': it is a directory");
   if (access(path.c_str(), X_OK) != 0) throw ProgramError("cannot run '" + name + "': not executable");
-  if (is_static_elf(path)) {
+  const ProgramImage image = inspect_program(path);
+  if (image.is_static) {
     throw ProgramError("cannot diagnose '" + name +
                        "': it is statically linked, so the interposer cannot be loaded into it");
   }
-  if (const std::string sanitizer = sanitizer_runtime(path); !sanitizer.empty()) {
-    throw ProgramError("cannot diagnose '" + name + "': it is built with " + sanitizer +
+  if (!image.sanitizer.empty()) {
+    throw ProgramError("cannot diagnose '" + name + "': it is built with " + image.sanitizer +
                        ", whose runtime replaces malloc before tleak's interposer can (run a build without "
                        "sanitizers under tleak; AddressSanitizer's LeakSanitizer reports its leaks itself)");
   }

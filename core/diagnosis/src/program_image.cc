@@ -1,4 +1,4 @@
-#include "sanitizer_runtime.h"
+#include "program_image.h"
 
 #include <fcntl.h>
 #include <gelf.h>
@@ -64,22 +64,35 @@ const char* find_runtime(Elf* elf) {
   return nullptr;
 }
 
+// Whether the loader would run the program as it is, without loading anything first.
+bool is_static(Elf* elf) {
+  std::size_t count = 0;
+  if (elf_getphdrnum(elf, &count) != 0 || count == 0) return false;
+  for (std::size_t i = 0; i < count; ++i) {
+    GElf_Phdr header;
+    if (gelf_getphdr(elf, static_cast<int>(i), &header) == nullptr) return false;
+    if (header.p_type == PT_INTERP || header.p_type == PT_DYNAMIC) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
-std::string sanitizer_runtime(const std::string& path) {
+ProgramImage inspect_program(const std::string& path) {
+  ProgramImage image;
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return {};
-  std::string found;
+  if (fd < 0) return image;
   if (elf_version(EV_CURRENT) != EV_NONE) {
     if (Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr)) {
       if (elf_kind(elf) == ELF_K_ELF) {
-        if (const char* name = find_runtime(elf)) found = name;
+        image.is_static = is_static(elf);
+        if (const char* name = find_runtime(elf)) image.sanitizer = name;
       }
       elf_end(elf);
     }
   }
   close(fd);
-  return found;
+  return image;
 }
 
 }  // namespace tleak::diagnosis
