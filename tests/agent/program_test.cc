@@ -25,6 +25,11 @@ using Json = nlohmann::json;
 
 std::string program(const std::string& name) { return std::string(TLEAK_PROGRAMS_DIR) + "/" + name; }
 
+// jemalloc, as users preload it (Debian's libjemalloc2, which scripts/setup installs).
+const std::string kJemalloc = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2";
+#define SKIP_WITHOUT_JEMALLOC() \
+  if (!std::filesystem::exists(kJemalloc)) GTEST_SKIP() << "libjemalloc2 is not installed (scripts/setup installs it)"
+
 // A fresh directory for one test's reports.
 class ProgramRun : public ::testing::Test {
  protected:
@@ -134,11 +139,10 @@ TEST_F(ProgramRun, LoopKeepingABlockPerIterationIsGrowthAtItsLine) {
 // first in LD_PRELOAD, so it sees every call, and hands each on to the user's malloc, which still
 // serves every block (the program says so from jemalloc's own statistics, with and without tleak).
 TEST_F(ProgramRun, AMallocTheUserPreloadsStillServesTheProgramAndTleakSeesIt) {
-  const std::string jemalloc = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2";
-  if (!std::filesystem::exists(jemalloc)) GTEST_SKIP() << "libjemalloc2 is not installed (scripts/setup installs it)";
-  const auto plain = run_process("/usr/bin/env", {"LD_PRELOAD=" + jemalloc, program("preloaded_allocator"), "leaky"});
+  SKIP_WITHOUT_JEMALLOC();
+  const auto plain = run_process("/usr/bin/env", {"LD_PRELOAD=" + kJemalloc, program("preloaded_allocator"), "leaky"});
   ASSERT_EQ(plain.out, "allocator: jemalloc served the program's malloc\n");
-  const auto r = tleak_run({}, {program("preloaded_allocator"), "leaky"}, {"LD_PRELOAD=" + jemalloc});
+  const auto r = tleak_run({}, {program("preloaded_allocator"), "leaky"}, {"LD_PRELOAD=" + kJemalloc});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, plain.out);
   EXPECT_EQ(report_["summary"]["verdict"], "growth");
@@ -244,14 +248,13 @@ TEST_F(ProgramRun, LeaksAreTheUnreachableBlocksAtExit) {
 // addresses of blocks the program let go of: read as roots, it made every leak reachable. It is
 // left out as glibc's heap is, and the figures are the same to the byte.
 TEST_F(ProgramRun, UnderAPreloadedMallocLeaksAreStillTheUnreachableBlocks) {
-  const std::string jemalloc = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2";
-  if (!std::filesystem::exists(jemalloc)) GTEST_SKIP() << "libjemalloc2 is not installed (scripts/setup installs it)";
-  const auto r = tleak_run({}, {program("exit_reachability")}, {"LD_PRELOAD=" + jemalloc});
+  SKIP_WITHOUT_JEMALLOC();
+  const auto r = tleak_run({}, {program("exit_reachability")}, {"LD_PRELOAD=" + kJemalloc});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   expect_exit_reachability_figures();
   // A Python program: the 50 buffers it drops through ctypes (slack as in the test without it).
   const std::string script = std::string(TLEAK_SOURCE_DIR) + "/tests/programs/torch/ctypes_buffer.py";
-  ASSERT_EQ(tleak_run({}, {TLEAK_PYTHON, script, "leaky"}, {"LD_PRELOAD=" + jemalloc}).exit_code, 0);
+  ASSERT_EQ(tleak_run({}, {TLEAK_PYTHON, script, "leaky"}, {"LD_PRELOAD=" + kJemalloc}).exit_code, 0);
   EXPECT_EQ(report_["summary"]["verdict"], "leak");
   EXPECT_GE(report_["sites"][0]["leaked_bytes"].get<std::int64_t>(), 48 * 4096);
   EXPECT_EQ(report_["sites"][0]["leaked_bytes"].get<std::int64_t>() +
@@ -435,9 +438,8 @@ TEST_F(ProgramRun, InlinedAllocationsAreAtTheirFunctionsOwnLine) {
 // C++ under jemalloc, whose operator new never reaches malloc: recorded at operator new, from
 // the function that called it (the agent's own operator new is no frame of the program's).
 TEST_F(ProgramRun, CppNewUnderAPreloadedMallocIsRecordedAtItsCaller) {
-  const std::string jemalloc = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2";
-  if (!std::filesystem::exists(jemalloc)) GTEST_SKIP() << "libjemalloc2 is not installed (scripts/setup installs it)";
-  const Json& row = inlined_rows_growing({"LD_PRELOAD=" + jemalloc});
+  SKIP_WITHOUT_JEMALLOC();
+  const Json& row = inlined_rows_growing({"LD_PRELOAD=" + kJemalloc});
   ASSERT_GE(row["frames"].size(), 1u);
   EXPECT_EQ(row["frames"][0]["function"], "grow_rows(int)") << row["frames"].dump();
   for (const Json& s : report_["sites"]) {
@@ -450,9 +452,8 @@ TEST_F(ProgramRun, CppNewUnderAPreloadedMallocIsRecordedAtItsCaller) {
 // jemalloc's operator new (recorded at by the agent): the same exceptions caught, the new-handler
 // called as many times, nothrow null.
 TEST_F(ProgramRun, FailingCppAllocationsAreTheProgramsOwn) {
-  const std::string jemalloc = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2";
   std::vector<std::vector<std::string>> envs = {{}};
-  if (std::filesystem::exists(jemalloc)) envs.push_back({"LD_PRELOAD=" + jemalloc});
+  if (std::filesystem::exists(kJemalloc)) envs.push_back({"LD_PRELOAD=" + kJemalloc});
   for (const auto& env : envs) {
     std::vector<std::string> plain_args = env;
     plain_args.push_back(program("failing_new"));
@@ -594,9 +595,6 @@ TEST_F(ProgramRun, ForksWhileOtherThreadsAllocateNeverHangAChild) {
   }
 }
 
-// The same under jemalloc, whose fork handler takes its locks while a thread inside it may be
-// noting a mapping (allocator_regions.h): a lock taken before the fork deadlocked 2 runs in 10
-// (here 4 runs of 50 forks each).
 // A wrapper script whose work is done by a child: the child is not recorded (README, "fork"),
 // and the report says so instead of reading as if nothing had happened. Forked copies that did
 // not exec are counted too (the 50 of fork_under_threads: seen by hand, "at least 50 ... x24, ...").
@@ -626,11 +624,13 @@ TEST_F(ProgramRun, ProcessesTheProgramStartsAreNamedInANote) {
   EXPECT_EQ(report_["notes"].dump().find("other process"), std::string::npos);
 }
 
+// Forks under jemalloc, whose fork handler takes its locks while a thread inside it may be noting
+// a mapping (allocator_regions.h): a lock taken before the fork deadlocked 2 runs in 10 (here 4
+// runs of 50 forks each).
 TEST_F(ProgramRun, ForksUnderAPreloadedMallocNeverHang) {
-  const std::string jemalloc = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2";
-  if (!std::filesystem::exists(jemalloc)) GTEST_SKIP() << "libjemalloc2 is not installed (scripts/setup installs it)";
+  SKIP_WITHOUT_JEMALLOC();
   for (int round = 0; round < 4; ++round) {
-    const auto r = tleak_run({}, {program("fork_under_threads")}, {"LD_PRELOAD=" + jemalloc});
+    const auto r = tleak_run({}, {program("fork_under_threads")}, {"LD_PRELOAD=" + kJemalloc});
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(r.out, "children ok: 50 of 50\n");
   }
@@ -916,9 +916,8 @@ TEST_F(TorchRun, LossSummedAcrossStepsKeepsEveryGraph) {
 // delete, which then never reach malloc. Unseen, the autograd graph's C++ objects went unrecorded
 // and, once jemalloc's memory was no root, the tensors only they held read as 650 KiB leaked.
 TEST_F(TorchRun, UnderJemallocTheGraphIsStillSeenAndNothingReadsLost) {
-  const std::string jemalloc = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2";
-  if (!std::filesystem::exists(jemalloc)) GTEST_SKIP() << "libjemalloc2 is not installed (scripts/setup installs it)";
-  ASSERT_EQ(tleak_run({}, {TLEAK_PYTHON, script("loss_accumulated"), "leaky"}, {"LD_PRELOAD=" + jemalloc}).exit_code, 0);
+  SKIP_WITHOUT_JEMALLOC();
+  ASSERT_EQ(tleak_run({}, {TLEAK_PYTHON, script("loss_accumulated"), "leaky"}, {"LD_PRELOAD=" + kJemalloc}).exit_code, 0);
   EXPECT_EQ(report_["summary"]["verdict"], "growth") << report_["summary"]["sentence"];
   EXPECT_EQ(report_["sites"][0]["label"],
             "loss_accumulated.py:" + std::to_string(line_of("torch/loss_accumulated.py", "LOSS")) + " in <module>");
