@@ -51,6 +51,9 @@ void locked(Body body) {
   t_holding = false;
 }
 
+// The end of a mapping of `length` bytes at `at`: the kernel maps whole pages.
+std::uintptr_t pages_end(std::uintptr_t at, std::size_t length) { return at + ((length + 4095) & ~std::size_t{4095}); }
+
 void add(std::uintptr_t start, std::uintptr_t end, std::uintptr_t caller) {
   if (g_count < kMaxMappings) g_mappings[g_count++] = {start, end, caller};
 }
@@ -89,7 +92,7 @@ void allocator_mapped(const void* start, std::size_t length, int flags, const vo
   const auto from = reinterpret_cast<std::uintptr_t>(caller);
   if (!wanted(from)) return;
   const auto at = reinterpret_cast<std::uintptr_t>(start);
-  const std::uintptr_t end = at + ((length + 4095) & ~std::size_t{4095});
+  const std::uintptr_t end = pages_end(at, length);
   // A mapping put over others (MAP_FIXED) replaces them.
   locked([&] {
     cut(at, end);
@@ -100,7 +103,7 @@ void allocator_mapped(const void* start, std::size_t length, int flags, const vo
 void allocator_unmapped(const void* start, std::size_t length) {
   if (g_mode.load(std::memory_order_acquire) == kOff || length == 0) return;
   const auto at = reinterpret_cast<std::uintptr_t>(start);
-  locked([&] { cut(at, at + ((length + 4095) & ~std::size_t{4095})); });
+  locked([&] { cut(at, pages_end(at, length)); });
 }
 
 void allocator_remapped(const void* old_start, std::size_t old_length, const void* start, std::size_t length) {
@@ -108,8 +111,8 @@ void allocator_remapped(const void* old_start, std::size_t old_length, const voi
   const auto old_at = reinterpret_cast<std::uintptr_t>(old_start);
   const auto at = reinterpret_cast<std::uintptr_t>(start);
   locked([&] {
-    const std::uintptr_t caller = cut(old_at, old_at + ((old_length + 4095) & ~std::size_t{4095}));
-    if (caller != 0 && length > 0) add(at, at + ((length + 4095) & ~std::size_t{4095}), caller);
+    const std::uintptr_t caller = cut(old_at, pages_end(old_at, old_length));
+    if (caller != 0 && length > 0) add(at, pages_end(at, length), caller);
   });
 }
 
