@@ -27,23 +27,30 @@ F next(std::atomic<void*>& slot, const char* name) {
 
 // An operator new of the preloaded malloc's: called as the program would have (its new-handler
 // and exceptions go through the agent's frame untouched: the agent holds no state across the
-// call), and recorded here unless a malloc of the agent's recorded the block inside it.
-// `args`: the alignment and std::nothrow, if any.
+// call), and recorded here unless a malloc of the agent's recorded the block inside it. Out of
+// line: the capture's room on the stack is set up only on this path, not for every C++ program's
+// every new (which goes on to libstdc++'s operator new, then malloc, where it records).
 template <class... Args>
-[[gnu::always_inline]] inline void* forward_new(std::atomic<void*>& slot, const char* name, size_t size, Args... args) {
-  const auto real = next<void* (*)(size_t, Args...)>(slot, name);
-  if (!agent::active() || !agent::allocator_code_holds(reinterpret_cast<void*>(real))) return real(size, args...);
+[[gnu::noinline]] void* new_recorded_here(void* (*real)(size_t, Args...), size_t size, Args... args) {
   const std::uint32_t recorded = agent::recording::t_recorded;
   void* p = real(size, args...);
   if (agent::recording::t_recorded == recorded) agent::record_alloc(p, size);
   return p;
 }
 
+// `args`: the alignment and std::nothrow, if any.
+template <class... Args>
+[[gnu::always_inline]] inline void* forward_new(std::atomic<void*>& slot, const char* name, size_t size, Args... args) {
+  const auto real = next<void* (*)(size_t, Args...)>(slot, name);
+  if (!agent::allocator_code_holds(reinterpret_cast<void*>(real)) || !agent::active()) return real(size, args...);
+  return new_recorded_here<Args...>(real, size, args...);
+}
+
 // Every operator delete: the free is stamped before the block is handed back.
 template <class... Args>
 void forward_delete(std::atomic<void*>& slot, const char* name, void* p, Args... args) {
   const auto real = next<void (*)(void*, Args...)>(slot, name);
-  if (p != nullptr && agent::active() && agent::allocator_code_holds(reinterpret_cast<void*>(real))) {
+  if (p != nullptr && agent::allocator_code_holds(reinterpret_cast<void*>(real)) && agent::active()) {
     agent::record_free(p);
     const agent::PassThrough inner;
     real(p, args...);
