@@ -155,7 +155,8 @@ void fence_locked(RecordKind kind, const char* name) {
     send_record(message, size);
   }
   for (std::uint32_t i = count; i-- > 0;) thread_buffer(i)->lock.unlock();
-  g_next_fence_ns.store(stamp_after(ns, g_sample_ns), std::memory_order_relaxed);
+  // A flush comes whenever the parent's backlog asks: the time samples keep their own pace.
+  if (kind != RecordKind::kFlush) g_next_fence_ns.store(stamp_after(ns, g_sample_ns), std::memory_order_relaxed);
 }
 
 // Time fences, the parent's requests: whoever allocates when one is due sends it, unless another
@@ -166,9 +167,11 @@ void serve_fences(std::uint64_t ns) {
     g_served_snapshots = g_control->snapshot_requests;
     g_served_fences = g_control->fence_requests;
     fence_locked(RecordKind::kSnapshot, "signal");
-  } else if (fence_due(stamp())) {
+  } else if (const std::uint64_t now = stamp(); fence_due(now)) {
+    // A time sample orders as well as a flush does: it answers a request made meanwhile too.
+    const bool sample_due = now >= g_next_fence_ns.load(std::memory_order_relaxed);
     if (g_control != nullptr) g_served_fences = g_control->fence_requests;
-    fence_locked(RecordKind::kFence, nullptr);
+    fence_locked(sample_due ? RecordKind::kFence : RecordKind::kFlush, nullptr);
   }
   g_fence_lock.unlock();
 }

@@ -44,6 +44,48 @@ TEST(AgentSource, RecordsOfTwoThreadsArePutBackInTimeOrder) {
   EXPECT_EQ(rec.iterations, 1u);
 }
 
+TEST(AgentSource, AFlushOrdersTheBacklogAndSamplesNothing) {
+  AgentSource source;
+  Message m;
+  m.add(hello()).add(site(1, 1), {0x401000});
+  m.add(alloc(10, 0x1000, 100, 1)).add(tleak::testing::fence(agent::RecordKind::kFence, 1));
+  // Thread B's free arrives before thread A's allocation it follows; the flush puts them in order.
+  m.add(free_of(30, 0x1000)).add(alloc(20, 0x2000, 8, 1));
+  source.consume(m.bytes());
+  EXPECT_EQ(source.live_bytes(), 100);  // nothing after the time sample is ordered yet
+  Message flush;
+  flush.add(tleak::testing::fence(agent::RecordKind::kFlush, 2));
+  source.consume(flush.bytes());
+  EXPECT_EQ(source.live_bytes(), 8);
+  EXPECT_FALSE(source.wants_flush());
+  // A time sample is an iteration of the time clock; the flush is not.
+  EXPECT_EQ(source.finish().iterations, 1u);
+}
+
+TEST(AgentSource, ABacklogPastTheCachesAsksForAFlush) {
+  AgentSource source;
+  Message m;
+  m.add(hello()).add(site(1, 1), {0x401000});
+  source.consume(m.bytes());
+  std::uint64_t ns = 0;
+  while (!source.wants_flush()) {
+    ASSERT_LT(ns, 1u << 24) << "a backlog of millions of records never asked for a flush";
+    Message pairs;
+    for (int k = 0; k < 1000; ++k, ns += 2) pairs.add(alloc(ns, 0x1000, 16, 1)).add(free_of(ns + 1, 0x1000));
+    source.consume(pairs.bytes());
+  }
+  EXPECT_GE(ns, 1u << 15);  // not at the first records: one flush orders tens of thousands
+  EXPECT_EQ(source.live_bytes(), 0);
+  Message flush;
+  flush.add(tleak::testing::fence(agent::RecordKind::kFlush, 1));
+  source.consume(flush.bytes());
+  EXPECT_FALSE(source.wants_flush());
+  const Recording rec = source.finish();
+  ASSERT_GE(rec.sites.size(), 2u);
+  EXPECT_EQ(rec.sites[1].allocations, ns / 2);
+  EXPECT_EQ(rec.sites[1].frees, ns / 2);
+}
+
 TEST(AgentSource, ASiteWrittenAgainstAnotherGetsItsWholeStackBack) {
   AgentSource source;
   Message m;

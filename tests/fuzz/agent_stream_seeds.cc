@@ -66,6 +66,9 @@ std::vector<std::uint8_t> whole_run(bool with_python, bool with_exec) {
     m.add(alloc(ns + 10, 0x20000, 32, 2));
     m.add(free_of(ns + 30, 0x20000));
     m.add(fence(agent::RecordKind::kFence, ++sequence));
+    m.add(free_of(ns + 40, 0x10000 + i * 0x100));
+    m.add(fence(agent::RecordKind::kFlush, ++sequence));
+    m.add(alloc(ns + 50, 0x10000 + i * 0x100, 64 * (i + 1), 1));
     m.add(mark(++sequence));
     tleak::fuzz::append_message(out, bytes_of(m));
     ns += 100;

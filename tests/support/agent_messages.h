@@ -86,7 +86,7 @@ inline agent::FreeRecord free_of(std::uint64_t ns, std::uint64_t address) {
   return f;
 }
 
-// A fence of `kind` (kFence, kMark, kSnapshot, kExit).
+// A fence of `kind` (kFence, kMark, kSnapshot, kExit, kFlush).
 inline agent::FenceRecord fence(agent::RecordKind kind, std::uint64_t sequence, std::uint32_t name_bytes = 0) {
   agent::FenceRecord f{};
   f.header.kind = kind;

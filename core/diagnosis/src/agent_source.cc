@@ -213,6 +213,7 @@ void AgentSource::record(const unsigned char* at, std::uint32_t size) {
     case RecordKind::kMark:
     case RecordKind::kSnapshot:
     case RecordKind::kExit:
+    case RecordKind::kFlush:
       fence(static_cast<std::uint16_t>(kind), at, size);
       return;
     case RecordKind::kReach:

@@ -347,9 +347,11 @@ Report run_program(const ProgramOptions& o) {
         answered_exit = true;
         send_live_list(ours.get(), source.live_list());
       }
-      // The budget guard wants an exact figure as soon as the unordered records may pass it.
-      if (o.max_live_bytes > 0 && !fence_asked &&
-          source.live_bytes() + source.pending_allocated_bytes() > o.max_live_bytes) {
+      // The budget guard wants an exact figure as soon as the unordered records may pass it; a
+      // long backlog of them is ordered sooner rather than at the next sample.
+      if (!fence_asked && (source.wants_flush() || (o.max_live_bytes > 0 && source.live_bytes() +
+                                                                                  source.pending_allocated_bytes() >
+                                                                              o.max_live_bytes))) {
         fence_asked = true;
         control->fence_requests = control->fence_requests + 1;
       }

@@ -1,10 +1,10 @@
-// The stream the LD_PRELOAD agent sends to the `tleak` parent, version 2.
+// The stream the LD_PRELOAD agent sends to the `tleak` parent, version 3.
 //
 // The agent writes records into per-thread buffers and sends each buffer as one message on a
 // SOCK_SEQPACKET socket, so a message is never interleaved with another thread's. A message is a
 // sequence of records, each starting with a RecordHeader whose `size` (header included, a multiple
 // of 8) says where the next one starts. Within one thread, records are in the order they happened.
-// Across threads, order is restored by the timestamp: a fence (kFence, kMark, kSnapshot, kExit)
+// Across threads, order is restored by the timestamp: a fence (kFence, kMark, kSnapshot, kExit, kFlush)
 // is written only after every thread's buffer has been sent while all buffers were locked, so
 // every record before a fence in the stream happened before it and every record after, after it.
 // The parent merges the records between two fences by timestamp and processes them in that order.
@@ -18,7 +18,7 @@
 namespace tleak::agent {
 
 inline constexpr std::uint32_t kProtocolMagic = 0x6b61656c;  // "leak"
-inline constexpr std::uint32_t kProtocolVersion = 2;
+inline constexpr std::uint32_t kProtocolVersion = 3;
 inline constexpr std::uint32_t kMaxMessageBytes = 16 * 1024;
 inline constexpr std::uint32_t kMaxFrames = 64;
 // Site ids are dense, from 1; the agent's table holds fewer than this many.
@@ -46,12 +46,13 @@ enum class RecordKind : std::uint16_t {
   kSite = 3,      // SiteRecord: a new interned stack, sent before any kAlloc naming it
   kAlloc = 4,     // AllocRecord
   kFree = 5,      // FreeRecord (free of an address the agent may not have seen: the parent decides)
-  kFence = 6,     // FenceRecord: a time sample (every sample period) or a parent's request
+  kFence = 6,     // FenceRecord: a time sample (every sample period)
   kMark = 7,      // FenceRecord: the program's tleak_mark_iteration()
   kSnapshot = 8,  // FenceRecord + name: the program's tleak_snapshot(name) or the parent's signal
   kExit = 9,      // FenceRecord: exit handlers ran; the agent waits for the live-block list
   kReach = 10,    // ReachRecord + bitmap: which of the listed live blocks are reachable
   kPythonFrame = 11,  // PythonFrameRecord: a new Python frame id, sent before any site naming it
+  kFlush = 12,    // FenceRecord: the parent's request (ControlPage::fence_requests); orders, samples nothing
 };
 
 struct RecordHeader {
@@ -156,8 +157,9 @@ struct LiveListHeader {
 // reads them on its allocation path with one relaxed load.
 struct ControlPage {
   std::uint64_t magic;
-  // Raised by the parent to ask for a fence soon (a snapshot signal, or --max-live needs an exact
-  // figure); the agent sends one and lowers nothing: it remembers the last value it served.
+  // Raised by the parent to ask for a fence soon (kFlush: --max-live needs an exact figure, or the
+  // records waiting to be put in order have grown past what the parent keeps in its caches); the
+  // agent sends one and lowers nothing: it remembers the last value it served.
   volatile std::uint64_t fence_requests;
   volatile std::uint64_t snapshot_requests;
   // Written by the agent, once: the program took its socket away (closed or replaced its

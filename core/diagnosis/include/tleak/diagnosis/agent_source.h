@@ -46,6 +46,11 @@ class AgentSource {
   std::int64_t live_bytes() const { return live_bytes_; }
   // Bytes allocated in records not yet ordered (an upper bound on how far live bytes may have gone).
   std::int64_t pending_allocated_bytes() const { return pending_allocated_; }
+  // Whether the records waiting for a fence have outgrown the processor's caches: the caller then
+  // asks the agent for one (agent::RecordKind::kFlush) instead of waiting for the next sample.
+  // A busy program's 100 ms epoch is millions of records, each of whose pages is first touched
+  // (and, on a virtual machine, slowly zeroed) and read back from memory when ordered.
+  bool wants_flush() const { return pending_.size() >= kFlushRecords; }
   // Whether the agent's table of distinct stacks filled up (agent::kMaxSites): allocations from
   // stacks first seen after that came under one site without frames.
   bool stacks_overflowed() const { return stacks_overflowed_; }
@@ -114,6 +119,7 @@ class AgentSource {
   static constexpr std::uint32_t kUnknownStackSite = 0;
   bool stacks_overflowed_ = false;
   static constexpr std::size_t kPendingReserve = std::size_t{1} << 20;
+  static constexpr std::size_t kFlushRecords = std::size_t{1} << 16;  // 2 MiB of Pending
   std::vector<Pending> pending_;
   LiveTable<Live> live_;
   // Each site's frames as the agent sent them (agent::SiteRecord): the ones it does not share
