@@ -296,6 +296,11 @@ TEST_P(FlatSitesFitLikeTheirOwnSeries, EveryFindingEqualsTheFitOfItsSeries) {
     if (i == iterations) run.allocate(6, 32);                 // differs at the last mark alone
     if (i % 3 == 0) run.allocate(7, 8);                       // growth
     if (i == iterations * 3 / 4) run.allocate(8, 256);        // a step after the warm-up, first seen then
+    // Steps that share site 8's fit, or one of its two figures only (classify fits a step once).
+    if (i == iterations * 3 / 4) run.allocate(9, 256);
+    if (i == iterations * 3 / 4) run.allocate(10, 4096);
+    if (i == iterations * 3 / 4 + 1) run.allocate(11, 256);
+    if (i == iterations - 1) run.allocate(12, 256);            // late: a step the fit may call growth
     run.mark();
   }
   const Recording recording = run.finish();
@@ -305,7 +310,7 @@ TEST_P(FlatSitesFitLikeTheirOwnSeries, EveryFindingEqualsTheFitOfItsSeries) {
   const bool last_not_kept = recording.last_mark.iteration > recording.marks.back().iteration;
   EXPECT_EQ(last_not_kept, iterations == 700);
   if (last_not_kept) xs.push_back(recording.last_mark.iteration);
-  for (std::uint32_t site : {1, 2, 3, 5, 6, 7, 8}) {
+  for (std::uint32_t site : {1, 2, 3, 5, 6, 7, 8, 9, 10, 11, 12}) {
     const SiteRecord& s = recording.sites[site];
     std::vector<std::int64_t> series = s.series(recording.marks.size());
     const SiteFinding& f = finding(d, site);

@@ -6,6 +6,7 @@
 #include <limits>
 #include <optional>
 #include <span>
+#include <unordered_map>
 
 #include "tleak/allocator_error.h"
 #include "tleak/diagnosis/robust_fit.h"
@@ -411,6 +412,25 @@ Diagnosis classify(const Recording& rec, const ClassifierOptions& options, std::
   const std::size_t first_fitted = first_after_warmup(iterations, rec.iterations, options);
   std::optional<GrowthFigures> flat_fit;
   std::vector<GrowthFigures> own_fits;  // of the sites that vary after the warm-up
+  // A site that rose once, after the warm-up, to one level it kept (SiteRecord::varies unset: a
+  // module's objects made while it loads, in a program sampled by time) has a series told by when
+  // and how high alone, and so has its fit: fitted once for every site of the same two (with the
+  // last mark, when thinning did not keep it). A PyTorch import's sites are hundreds of thousands
+  // of these, and fitting each was most of a time-sampled report's time.
+  struct StepSeries {
+    std::size_t first_mark;
+    std::int64_t level, last;
+    bool operator==(const StepSeries&) const = default;
+  };
+  struct StepSeriesHash {
+    std::size_t operator()(const StepSeries& k) const {
+      std::uint64_t h = k.first_mark * 0x9e3779b97f4a7c15ull;
+      h = (h ^ static_cast<std::uint64_t>(k.level)) * 0xbf58476d1ce4e5b9ull;
+      h = (h ^ static_cast<std::uint64_t>(k.last)) * 0x94d049bb133111ebull;
+      return static_cast<std::size_t>(h ^ (h >> 31));
+    }
+  };
+  std::unordered_map<StepSeries, std::int32_t, StepSeriesHash> step_fits;  // -> index into own_fits
 
   // First pass: every site's verdict and the figure that orders it, nothing more (a program can
   // have a million sites, most of which will only be added up).
@@ -468,10 +488,20 @@ Diagnosis classify(const Recording& rec, const ClassifierOptions& options, std::
     if (flat_after_warmup(s, marks, first_fitted, last_not_kept)) {
       if (!flat_fit) flat_fit = fit_growth(iterations, std::vector<std::int64_t>(iterations.size(), 0), rec.iterations, options);
     } else {
-      std::vector<std::int64_t> series = s.series(marks);
-      if (last_not_kept) series.push_back(s.last_mark_live_bytes);
-      own_fit = static_cast<std::int32_t>(own_fits.size());
-      own_fits.push_back(fit_growth(iterations, series, rec.iterations, options));
+      const auto fit_own = [&] {
+        std::vector<std::int64_t> series = s.series(marks);
+        if (last_not_kept) series.push_back(s.last_mark_live_bytes);
+        own_fits.push_back(fit_growth(iterations, series, rec.iterations, options));
+        return static_cast<std::int32_t>(own_fits.size() - 1);
+      };
+      if (s.varies) {
+        own_fit = fit_own();
+      } else {
+        const StepSeries step{s.first_mark, s.flat_value, last_not_kept ? s.last_mark_live_bytes : 0};
+        const auto [at, fresh] = step_fits.try_emplace(step, -1);
+        if (fresh) at->second = fit_own();
+        own_fit = at->second;
+      }
     }
     const GrowthFigures& growth = own_fit < 0 ? *flat_fit : own_fits[static_cast<std::size_t>(own_fit)];
     const RetainedFigures retained = retained_figures(s, rec);
