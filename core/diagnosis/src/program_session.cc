@@ -349,9 +349,9 @@ Report run_program(const ProgramOptions& o) {
       }
       // The budget guard wants an exact figure as soon as the unordered records may pass it; a
       // long backlog of them is ordered sooner rather than at the next sample.
-      if (!fence_asked && (source.wants_flush() || (o.max_live_bytes > 0 && source.live_bytes() +
-                                                                                  source.pending_allocated_bytes() >
-                                                                              o.max_live_bytes))) {
+      const bool may_pass_budget =
+          o.max_live_bytes > 0 && source.live_bytes() + source.pending_allocated_bytes() > o.max_live_bytes;
+      if (!fence_asked && (source.wants_flush() || may_pass_budget)) {
         fence_asked = true;
         control->fence_requests = control->fence_requests + 1;
       }
