@@ -49,10 +49,12 @@ TEST(AgentSource, AFlushOrdersTheBacklogAndSamplesNothing) {
   Message m;
   m.add(hello()).add(site(1, 1), {0x401000});
   m.add(alloc(10, 0x1000, 100, 1)).add(tleak::testing::fence(agent::RecordKind::kFence, 1));
-  // Thread B's free arrives before thread A's allocation it follows; the flush puts them in order.
-  m.add(free_of(30, 0x1000)).add(alloc(20, 0x2000, 8, 1));
+  // Thread B's buffer arrives first: it reuses the address at 40 that thread A freed at 30. In
+  // arrival order the free would end B's new block (live 0); in time order it ends the old one.
+  m.add(alloc(40, 0x1000, 8, 1)).add(free_of(30, 0x1000));
   source.consume(m.bytes());
   EXPECT_EQ(source.live_bytes(), 100);  // nothing after the time sample is ordered yet
+  EXPECT_EQ(source.pending_allocated_bytes(), 8);
   Message flush;
   flush.add(tleak::testing::fence(agent::RecordKind::kFlush, 2));
   source.consume(flush.bytes());
@@ -76,10 +78,12 @@ TEST(AgentSource, ABacklogPastTheCachesAsksForAFlush) {
   }
   EXPECT_GE(ns, 1u << 15);  // not at the first records: one flush orders tens of thousands
   EXPECT_EQ(source.live_bytes(), 0);
+  EXPECT_EQ(source.pending_allocated_bytes(), static_cast<std::int64_t>(ns / 2 * 16));  // none applied yet
   Message flush;
   flush.add(tleak::testing::fence(agent::RecordKind::kFlush, 1));
   source.consume(flush.bytes());
   EXPECT_FALSE(source.wants_flush());
+  EXPECT_EQ(source.pending_allocated_bytes(), 0);
   const Recording rec = source.finish();
   ASSERT_GE(rec.sites.size(), 2u);
   EXPECT_EQ(rec.sites[1].allocations, ns / 2);

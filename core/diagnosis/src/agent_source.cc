@@ -43,9 +43,10 @@ void AgentSource::reset() {
   iteration_ = clock_ = next_block_ = 0;
   live_bytes_ = pending_allocated_ = 0;
   pending_.clear();
-  // Room for a busy epoch asked for once: grown by doubling, a two-thread program's epoch of a
-  // million records was copied and its pages first touched (and zeroed) twice over. Only the pages
-  // an epoch fills are ever touched.
+  // Room for a busy epoch asked for once: the flush asked for at kFlushRecords, plus what the
+  // socket holds while the request is on its way (8 MiB of records of 24 bytes and more), without
+  // growing by doubling, which copies the records into fresh pages. Only the pages an epoch fills
+  // are ever touched.
   pending_.reserve(kPendingReserve);
   live_.clear();
   site_spans_.clear();

@@ -46,9 +46,9 @@ class AgentSource {
   std::int64_t live_bytes() const { return live_bytes_; }
   // Bytes allocated in records not yet ordered (an upper bound on how far live bytes may have gone).
   std::int64_t pending_allocated_bytes() const { return pending_allocated_; }
-  // Whether the records waiting for a fence have outgrown the processor's caches: the caller then
-  // asks the agent for one (agent::RecordKind::kFlush) instead of waiting for the next sample.
-  // A busy program's 100 ms epoch is millions of records, each of whose pages is first touched
+  // Whether the records waiting for a fence have grown past kFlushRecords (2 MiB of them): the
+  // caller then asks the agent for one (agent::RecordKind::kFlush) instead of waiting for the next
+  // sample. A busy program's 100 ms epoch is millions of records, whose pages are first touched
   // (and, on a virtual machine, slowly zeroed) and read back from memory when ordered.
   bool wants_flush() const { return pending_.size() >= kFlushRecords; }
   // Whether the agent's table of distinct stacks filled up (agent::kMaxSites): allocations from
