@@ -110,7 +110,8 @@ GrowthFigures fit_stretch(std::span<const Point> points, const ClassifierOptions
   // deviation of its steps from their median step (0 for a clean line or a clean plateau).
   double low = points.front().y, high = points.front().y;
   for (const Point& p : points) low = std::min(low, p.y), high = std::max(high, p.y);
-  std::vector<double> steps;
+  thread_local std::vector<double> steps;  // per thread, for each of a report's many fits
+  steps.clear();
   for (std::size_t i = 1; i < tail.size(); ++i) steps.push_back(tail[i].y - tail[i - 1].y);
   double noise = 0;
   if (!steps.empty()) {
@@ -209,7 +210,8 @@ GrowthFigures fit_growth(const std::vector<std::uint64_t>& iterations,
                          const std::vector<std::int64_t>& values, std::uint64_t total_iterations,
                          const ClassifierOptions& options) {
   const auto warmup = warmup_iterations(total_iterations, options);
-  std::vector<Point> points;
+  thread_local std::vector<Point> points;  // per thread, for each of a report's many fits
+  points.clear();
   for (std::size_t i = 0; i < iterations.size() && i < values.size(); ++i) {
     if (iterations[i] > warmup) {
       points.push_back({static_cast<double>(iterations[i]), static_cast<double>(values[i])});
@@ -411,12 +413,11 @@ Diagnosis classify(const Recording& rec, const ClassifierOptions& options, std::
   const std::size_t marks = rec.marks.size();
   const std::size_t first_fitted = first_after_warmup(iterations, rec.iterations, options);
   std::optional<GrowthFigures> flat_fit;
-  std::vector<GrowthFigures> own_fits;  // of the sites that vary after the warm-up
+  std::vector<std::int64_t> series;  // the site being fitted's, in one buffer for all of them
   // A site that rose once, after the warm-up, to one level it kept (SiteRecord::varies unset: a
   // module's objects made while it loads, in a program sampled by time) has a series told by when
-  // and how high alone, and so has its fit: fitted once for every site of the same two (with the
-  // last mark, when thinning did not keep it). A PyTorch import's sites are hundreds of thousands
-  // of these, and fitting each was most of a time-sampled report's time.
+  // and how high alone, and so has its fit: made once for every site of the same two (and the last
+  // mark, when thinning did not keep it).
   struct StepSeries {
     std::size_t first_mark;
     std::int64_t level, last;
@@ -430,16 +431,18 @@ Diagnosis classify(const Recording& rec, const ClassifierOptions& options, std::
       return static_cast<std::size_t>(h ^ (h >> 31));
     }
   };
-  std::unordered_map<StepSeries, std::int32_t, StepSeriesHash> step_fits;  // -> index into own_fits
+  std::unordered_map<StepSeries, GrowthFigures, StepSeriesHash> step_fits;
 
   // First pass: every site's verdict and the figure that orders it, nothing more (a program can
   // have a million sites, most of which will only be added up).
+  // Each carries its fit: a vector of every site's would be a hundred megabytes for a program's
+  // million sites, first touched (and zeroed) as it grows, when only the kept ones are read again.
   struct Judged {
     std::uint32_t index;    // into rec.sites
-    std::int32_t own_fit;   // into own_fits, or -1 for the flat fit
     Verdict verdict;
     bool must_list;         // not bounded, or with leaked bytes (below the leak threshold)
     double key;
+    GrowthFigures growth;
   };
   const auto key = [](Verdict verdict, std::int64_t leaked, const GrowthFigures& g, const RetainedFigures& r,
                       std::int64_t peak) -> double {
@@ -484,26 +487,24 @@ Diagnosis classify(const Recording& rec, const ClassifierOptions& options, std::
     while (next_end != ends.end() && next_end->site < i) ++next_end;
     const EndFigures end = next_end != ends.end() && next_end->site == i ? *next_end : EndFigures{};
     add_up(all, s, end.unfreed_bytes, end_judged);
-    std::int32_t own_fit = -1;
+    GrowthFigures growth;
     if (flat_after_warmup(s, marks, first_fitted, last_not_kept)) {
       if (!flat_fit) flat_fit = fit_growth(iterations, std::vector<std::int64_t>(iterations.size(), 0), rec.iterations, options);
+      growth = *flat_fit;
     } else {
       const auto fit_own = [&] {
-        std::vector<std::int64_t> series = s.series(marks);
+        s.series_into(marks, series);
         if (last_not_kept) series.push_back(s.last_mark_live_bytes);
-        own_fits.push_back(fit_growth(iterations, series, rec.iterations, options));
-        return static_cast<std::int32_t>(own_fits.size() - 1);
+        return fit_growth(iterations, series, rec.iterations, options);
       };
       if (s.varies) {
-        own_fit = fit_own();
+        growth = fit_own();
       } else {
-        const StepSeries step{s.first_mark, s.flat_value, last_not_kept ? s.last_mark_live_bytes : 0};
-        const auto [at, fresh] = step_fits.try_emplace(step, -1);
+        const auto [at, fresh] = step_fits.try_emplace({s.first_mark, s.flat_value, last_not_kept ? s.last_mark_live_bytes : 0});
         if (fresh) at->second = fit_own();
-        own_fit = at->second;
+        growth = at->second;
       }
     }
-    const GrowthFigures& growth = own_fit < 0 ? *flat_fit : own_fits[static_cast<std::size_t>(own_fit)];
     const RetainedFigures retained = retained_figures(s, rec);
     Verdict verdict = Verdict::kBounded;
     if (end.leaked_bytes >= options.leak_min_bytes) {
@@ -513,8 +514,8 @@ Diagnosis classify(const Recording& rec, const ClassifierOptions& options, std::
     } else if (is_retained(retained, options)) {
       verdict = Verdict::kRetained;
     }
-    const Judged j{static_cast<std::uint32_t>(i), own_fit, verdict, verdict != Verdict::kBounded || end.leaked_bytes > 0,
-                   key(verdict, end.leaked_bytes, growth, retained, s.peak_live_bytes)};
+    const Judged j{static_cast<std::uint32_t>(i), verdict, verdict != Verdict::kBounded || end.leaked_bytes > 0,
+                   key(verdict, end.leaked_bytes, growth, retained, s.peak_live_bytes), growth};
     if (j.must_list) {
       judged.push_back(j);
     } else if (candidates.size() < max_findings) {
@@ -577,7 +578,7 @@ Diagnosis classify(const Recording& rec, const ClassifierOptions& options, std::
     f.leaked_blocks = end.leaked_blocks;
     f.unfreed_bytes = end.unfreed_bytes;
     f.unfreed_blocks = end.unfreed_blocks;
-    f.growth = j.own_fit < 0 ? *flat_fit : own_fits[static_cast<std::size_t>(j.own_fit)];
+    f.growth = j.growth;
     f.retained = retained_figures(s, rec);
     // A series that is the final value throughout is left empty (SiteFinding::mark_live_bytes).
     if (!constant_at(s, marks, f.final_live_bytes)) f.mark_live_bytes = s.series(marks);

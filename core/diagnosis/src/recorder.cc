@@ -195,10 +195,18 @@ void Recorder::touch(SiteRecord& s) {
 }
 
 std::vector<std::int64_t> SiteRecord::series(std::size_t marks) const {
-  if (varies) return mark_live_bytes;
-  std::vector<std::int64_t> values(marks, flat_value);
-  std::fill(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(std::min(first_mark, marks)), 0);
+  std::vector<std::int64_t> values;
+  series_into(marks, values);
   return values;
+}
+
+void SiteRecord::series_into(std::size_t marks, std::vector<std::int64_t>& out) const {
+  if (varies) {
+    out.assign(mark_live_bytes.begin(), mark_live_bytes.end());
+    return;
+  }
+  out.assign(marks, flat_value);
+  std::fill(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(std::min(first_mark, marks)), 0);
 }
 
 Recording Recorder::snapshot(Stamp now) const {

@@ -19,11 +19,15 @@ double median(std::vector<double>& values) {
 }  // namespace
 
 TrendFit fit_trend(std::span<const Point> all, std::size_t max_points) {
-  std::vector<Point> points;
-  if (all.size() <= max_points) {
-    points.assign(all.begin(), all.end());
-  } else {
-    for (std::size_t k = 0; k < max_points; ++k) points.push_back(all[k * (all.size() - 1) / (max_points - 1)]);
+  // Kept per thread, cleared for each fit: a program's report fits hundreds of thousands of sites,
+  // and three fresh vectors a fit were a fifth of its time.
+  thread_local std::vector<Point> chosen;
+  thread_local std::vector<double> slopes, intercepts;
+  std::span<const Point> points = all;
+  if (all.size() > max_points) {
+    chosen.clear();
+    for (std::size_t k = 0; k < max_points; ++k) chosen.push_back(all[k * (all.size() - 1) / (max_points - 1)]);
+    points = chosen;
   }
   TrendFit fit;
   fit.points = points.size();
@@ -33,8 +37,7 @@ TrendFit fit_trend(std::span<const Point> all, std::size_t max_points) {
     fit.intercept = points[0].y;
     return fit;
   }
-  std::vector<double> slopes;
-  slopes.reserve(points.size() * (points.size() - 1) / 2);
+  slopes.clear();
   std::int64_t concordant = 0, discordant = 0, pairs = 0, tied_y = 0;
   for (std::size_t i = 0; i < points.size(); ++i) {
     for (std::size_t j = i + 1; j < points.size(); ++j) {
@@ -50,8 +53,7 @@ TrendFit fit_trend(std::span<const Point> all, std::size_t max_points) {
   }
   if (slopes.empty()) return fit;
   fit.slope = median(slopes);
-  std::vector<double> intercepts;
-  intercepts.reserve(points.size());
+  intercepts.clear();
   for (const Point& p : points) intercepts.push_back(p.y - fit.slope * p.x);
   fit.intercept = median(intercepts);
   const double untied = static_cast<double>(pairs - tied_y);

@@ -109,6 +109,8 @@ struct SiteRecord {
 
   // Aligned with Recording::marks (`marks` of them).
   std::vector<std::int64_t> series(std::size_t marks) const;
+  // The same into `out` (replacing what it held): one buffer for a pass over many sites.
+  void series_into(std::size_t marks, std::vector<std::int64_t>& out) const;
   // Whether series() is the same value at every mark.
   bool flat() const { return !varies && first_mark == 0; }
 
