@@ -442,11 +442,16 @@ void record_free_at(const void* address, std::uint64_t ns) {
   Inside inside;
   const int saved_errno = errno;
   if (ThreadBuffer* buffer = this_thread_buffer()) {
+    if (ns == 0) ns = stamp();
     buffer->lock.lock();
     auto* record = reinterpret_cast<FreeRecord*>(buffer->reserve(sizeof(FreeRecord)));
-    *record = {{RecordKind::kFree, 0, sizeof(FreeRecord)}, ns != 0 ? ns : stamp(),
-               reinterpret_cast<std::uint64_t>(address)};
+    *record = {{RecordKind::kFree, 0, sizeof(FreeRecord)}, ns, reinterpret_cast<std::uint64_t>(address)};
     buffer->lock.unlock();
+    // Frees serve fences too: a program that only frees for a while (an interpreter's teardown
+    // frees hundreds of thousands of blocks at once) would otherwise leave tleak's requests for a
+    // flush unanswered, and all of those records to be ordered and applied only after the exit,
+    // while the program waits for its exit scan.
+    serve_fences(ns);
   }
   errno = saved_errno;
 }

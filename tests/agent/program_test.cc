@@ -13,6 +13,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -751,6 +752,28 @@ TEST_F(ProgramRun, MaxLiveStopsARunawayProgramAndStillReports) {
   EXPECT_FALSE(report_["run"]["program"]["exit_scan"]);
   EXPECT_EQ(report_["totals"]["leaked_bytes"], 0);  // nothing judged a leak without the exit scan
   EXPECT_GT(report_["totals"]["unjudged_at_exit_bytes"].get<std::int64_t>(), 64 << 20);
+}
+
+// A program that only frees for a while (a teardown) is still sampled, and still answers tleak's
+// requests for a flush: the frees serve them, not only the allocations.
+TEST_F(ProgramRun, AProgramThatOnlyFreesIsStillSampled) {
+  const auto r = tleak_run({"--sample-every", "20ms"}, {program("free_only_phase")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(report_["run"]["program"]["clock"], "time");
+  const Json& block = site_at(at("free_only_phase.c", "BLOCK"));
+  EXPECT_EQ(block["verdict"], "bounded");
+  EXPECT_EQ(block["allocations"], 64);
+  EXPECT_EQ(block["peak_live_bytes"], 64 * 16384);
+  // 320 ms of frees at one every 5 ms, sampled every 20 ms: about 16 samples, each 4 blocks fewer.
+  const std::vector<std::int64_t> samples = block["live_bytes_at_samples"];
+  std::set<std::int64_t> between;
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    if (i > 0) {
+      EXPECT_LE(samples[i], samples[i - 1]) << "live bytes rose while the program only freed";
+    }
+    if (samples[i] > 0 && samples[i] < 64 * 16384) between.insert(samples[i]);
+  }
+  EXPECT_GE(between.size(), 5u) << report_["sites"].dump(1).substr(0, 2000);
 }
 
 TEST_F(ProgramRun, SignalToTleakWritesASnapshot) {
