@@ -492,6 +492,57 @@ TEST(Recorder, HundredThousandIterationsKeepBoundedState) {
   EXPECT_NEAR(finding(d, kKept).growth.slope_bytes_per_iteration, 10.0, 0.5);
 }
 
+// A program's events without a BlockInfo each (Recorder::allocated, freed) count exactly as the
+// same events through on_allocate and on_free; a source that reports uses must give blocks.
+TEST(Recorder, EventsWithoutABlockCountAsThoseWithOne) {
+  RecorderLimits limits;
+  limits.uses_reported = false;
+  Recorder by_block({{"malloc", MemorySpace::kHost}}, limits), by_figures({{"malloc", MemorySpace::kHost}}, limits);
+  const auto block = [](std::uint32_t site, std::uint64_t size) {
+    BlockInfo b;
+    b.site = SiteId(site);
+    b.allocator = AllocatorId(0);
+    b.size = size;
+    return b;
+  };
+  const std::vector<std::pair<std::uint32_t, std::int64_t>> events = {{1, 100}, {2, 40}, {1, 60}, {1, -100}, {2, 8}, {2, -40}};
+  std::uint64_t iteration = 0;
+  for (const auto& [site, size] : events) {
+    if (size > 0) {
+      by_block.on_allocate(block(site, static_cast<std::uint64_t>(size)));
+      by_figures.allocated(SiteId(site), AllocatorId(0), static_cast<std::uint64_t>(size));
+    } else {
+      by_block.on_free(FreeEvent{block(site, static_cast<std::uint64_t>(-size)), {}});
+      by_figures.freed(SiteId(site), AllocatorId(0), static_cast<std::uint64_t>(-size));
+    }
+    ++iteration;
+    by_block.mark(iteration, iteration, {});
+    by_figures.mark(iteration, iteration, {});
+  }
+  const Recording a = by_block.finish({}, {}, {}), b = by_figures.finish({}, {}, {});
+  ASSERT_EQ(a.sites.size(), 3u);
+  ASSERT_EQ(b.sites.size(), 3u);
+  for (std::size_t i = 1; i < 3; ++i) {
+    EXPECT_EQ(a.sites[i].allocations, b.sites[i].allocations);
+    EXPECT_EQ(a.sites[i].frees, b.sites[i].frees);
+    EXPECT_EQ(a.sites[i].bytes_allocated, b.sites[i].bytes_allocated);
+    EXPECT_EQ(a.sites[i].live_bytes, b.sites[i].live_bytes);
+    EXPECT_EQ(a.sites[i].peak_live_bytes, b.sites[i].peak_live_bytes);
+    EXPECT_EQ(a.sites[i].series(a.marks.size()), b.sites[i].series(b.marks.size()));
+  }
+  EXPECT_EQ(b.sites[1].peak_live_bytes, 160);
+  EXPECT_EQ(b.sites[1].live_bytes, 60);
+  EXPECT_EQ(b.sites[2].live_bytes, 8);
+  EXPECT_EQ(b.peak_live_bytes, 200);
+  EXPECT_EQ(a.peak_live_bytes, b.peak_live_bytes);
+  EXPECT_EQ(b.allocations, 4u);
+  EXPECT_EQ(b.frees, 2u);
+
+  Recorder with_uses({{"pool", MemorySpace::kHost}});
+  EXPECT_THROW(with_uses.allocated(SiteId(1), AllocatorId(0), 8), std::logic_error);
+  EXPECT_THROW(with_uses.freed(SiteId(1), AllocatorId(0), 8), std::logic_error);
+}
+
 // Allocated and freed 100 times within one op: the freed-at-last-use figure never passes the peak.
 TEST(Recorder, IdealPeakNeverPassesThePeak) {
   SyntheticRun run;

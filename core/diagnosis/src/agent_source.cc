@@ -231,7 +231,7 @@ void AgentSource::apply_free(std::uint64_t address) {
     return;
   }
   live_bytes_ -= static_cast<std::int64_t>(live.size);
-  recorder_->on_free(FreeEvent{block_info(address, live), {clock_, iteration_, clock_}});
+  recorder_->freed(SiteId(live.site), AllocatorId(0), live.size);
 }
 
 BlockInfo AgentSource::block_info(std::uint64_t address, const Live& live) const {
@@ -288,7 +288,7 @@ void AgentSource::drain_epoch() {
     // do would overflow every sum after it.
     if (live_bytes_ > static_cast<std::int64_t>(kMaxAddressSpace - p.size)) throw StreamError("live blocks past any address space");
     live_bytes_ += static_cast<std::int64_t>(p.size);
-    recorder_->on_allocate(block_info(p.address, live));
+    recorder_->allocated(SiteId(p.site), AllocatorId(0), p.size);
   });
   pending_.clear();
   pending_allocated_ = 0;

@@ -42,22 +42,15 @@ SiteRecord& Recorder::site(SiteId id, std::size_t allocator) {
   return sites[id.value()];
 }
 
-void Recorder::on_allocate(const BlockInfo& block) {
-  const auto lock = hold();
-  const std::size_t a = allocator_index(block.allocator);
-  SiteRecord& s = site(block.site, a);
-  const auto size = static_cast<std::int64_t>(block.size);
-  const std::uint64_t t = block.allocated.event;
+SiteRecord& Recorder::count_allocation(SiteId id, std::size_t a, std::uint64_t bytes) {
+  SiteRecord& s = site(id, a);
+  const auto size = static_cast<std::int64_t>(bytes);
   ++s.allocations;
-  s.bytes_allocated += block.size;
+  s.bytes_allocated += bytes;
   s.live_bytes += size;
   ++s.live_blocks;
   s.peak_live_bytes = std::max(s.peak_live_bytes, s.live_bytes);
   touch(s);
-  if (limits_.uses_reported) {
-    s.uses->needed.add_from(t, size);
-    recording_.total_needed.add_from(t, size);
-  }
   ++recording_.allocations;
   live_bytes_ += size;
   ++live_blocks_;
@@ -65,18 +58,51 @@ void Recorder::on_allocate(const BlockInfo& block) {
   allocator_live_bytes_[a] += size;
   recording_.allocator_peak_live_bytes[a] =
       std::max(recording_.allocator_peak_live_bytes[a], allocator_live_bytes_[a]);
+  return s;
+}
+
+SiteRecord& Recorder::count_free(SiteId id, std::size_t a, std::uint64_t bytes) {
+  SiteRecord& s = site(id, a);
+  const auto size = static_cast<std::int64_t>(bytes);
+  ++s.frees;
+  s.live_bytes -= size;
+  --s.live_blocks;
+  touch(s);
+  ++recording_.frees;
+  live_bytes_ -= size;
+  --live_blocks_;
+  allocator_live_bytes_[a] -= size;
+  return s;
+}
+
+void Recorder::on_allocate(const BlockInfo& block) {
+  const auto lock = hold();
+  SiteRecord& s = count_allocation(block.site, allocator_index(block.allocator), block.size);
+  if (limits_.uses_reported) {
+    const auto size = static_cast<std::int64_t>(block.size);
+    const std::uint64_t t = block.allocated.event;
+    s.uses->needed.add_from(t, size);
+    recording_.total_needed.add_from(t, size);
+  }
+}
+
+void Recorder::allocated(SiteId site, AllocatorId allocator, std::uint64_t size) {
+  if (limits_.uses_reported) throw std::logic_error("Recorder::allocated from a source that reports uses");
+  const auto lock = hold();
+  count_allocation(site, allocator_index(allocator), size);
+}
+
+void Recorder::freed(SiteId site, AllocatorId allocator, std::uint64_t size) {
+  if (limits_.uses_reported) throw std::logic_error("Recorder::freed from a source that reports uses");
+  const auto lock = hold();
+  count_free(site, allocator_index(allocator), size);
 }
 
 void Recorder::on_free(const FreeEvent& event) {
   const auto lock = hold();
   const BlockInfo& block = event.block;
-  const std::size_t a = allocator_index(block.allocator);
-  SiteRecord& s = site(block.site, a);
+  SiteRecord& s = count_free(block.site, allocator_index(block.allocator), block.size);
   const auto size = static_cast<std::int64_t>(block.size);
-  ++s.frees;
-  s.live_bytes -= size;
-  --s.live_blocks;
-  touch(s);
   if (limits_.uses_reported) {
     // Needed through its last use (never used: only at its allocation).
     SiteUses& u = *s.uses;
@@ -96,10 +122,6 @@ void Recorder::on_free(const FreeEvent& event) {
       recording_.total_dead.add_interval(block.last_use.event + 1, event.freed.event - 1, size);
     }
   }
-  ++recording_.frees;
-  live_bytes_ -= size;
-  --live_blocks_;
-  allocator_live_bytes_[a] -= size;
 }
 
 MarkSample Recorder::sample(std::uint64_t iteration, std::uint64_t clock,
