@@ -71,6 +71,10 @@ struct Scan {
 
   const DataOnlyKind* kinds = nullptr;
   int kind_count = 0;
+  // The lowest of the kinds' type addresses, and how far above it the highest lies: one compare
+  // turns away nearly every word that is none of them (the loop over the kinds was a quarter of a
+  // PyTorch program's scan).
+  std::uint64_t type_low = 0, type_span = 0;
   // Where the next run of a root region starts, when not straight after the last: at an object
   // whose header or payload the end of the run cut.
   std::uint64_t resume_at = 0;
@@ -89,7 +93,7 @@ struct Scan {
       const std::uint64_t at = find(w[i]);
       if (at != n) {
         mark(at);
-      } else if (kind_count > 0 && i > 0) {
+      } else if (kind_count > 0 && i > 0 && w[i] - type_low <= type_span) {
         i = past_data_only_payload(w, i, count, address, limit, whole_block);
       }
     }
@@ -369,6 +373,15 @@ std::uint64_t scan_reachability(const LiveBlock* blocks, std::uint64_t n, std::u
                                 std::uint32_t* work, const DataOnlyKind* kinds, int kind_count,
                                 const PoolGeometry* pools, std::uintptr_t stack_from) {
   Scan scan{.blocks = blocks, .n = n, .reachable = reachable, .work = work, .kinds = kinds, .kind_count = kind_count};
+  if (kind_count > 0) {
+    std::uint64_t high = kinds[0].type;
+    scan.type_low = kinds[0].type;
+    for (int k = 1; k < kind_count; ++k) {
+      scan.type_low = kinds[k].type < scan.type_low ? kinds[k].type : scan.type_low;
+      high = kinds[k].type > high ? kinds[k].type : high;
+    }
+    scan.type_span = high - scan.type_low;
+  }
   // This thread, not the process: the main thread's memory view is gone once it has ended.
   scan.self = static_cast<pid_t>(syscall(SYS_gettid));
   scan.untouched.open();
