@@ -494,6 +494,30 @@ TEST_F(ProgramRun, CppNewInAPluginLoadedLocallyIsSeenAndLeavesNoTrace) {
       << m.err;
 }
 
+// A message dlerror() holds when the plugin's first operator new comes (the agent looks up the
+// next operator new then) is still the program's to read afterwards.
+TEST_F(ProgramRun, APendingDlerrorMessageSurvivesThePluginsFirstNew) {
+  const std::string plugin = program("liblocal_cxx_plugin.so");
+  const auto plain = run_process(program("local_cxx_host"), {plugin, "pending"});
+  ASSERT_EQ(plain.out, "rows 30, dlerror: kept\n");
+  const auto r = tleak_run({}, {program("local_cxx_host"), plugin, "pending"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, plain.out);
+}
+
+// The same in a C++ program linked with its runtime: a failed dlopen, its first operator new, then
+// dlerror(). Under tleak the message had been lost ("dlerror: lost").
+TEST_F(ProgramRun, APendingDlerrorMessageSurvivesTheProgramsFirstNew) {
+  const auto plain = run_process(program("cxx_pending_dlerror"), {});
+  ASSERT_EQ(plain.out, "handle: none, dlerror: kept\n");
+  const auto r = tleak_run({}, {program("cxx_pending_dlerror")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, plain.out);
+  const Json& kept = site_at(at("cxx_pending_dlerror.cc", "KEPT"));
+  EXPECT_EQ(kept["reachable_at_exit_bytes"], 400);
+  EXPECT_EQ(kept["leaked_bytes"], 0);
+}
+
 // A failed lookup's message, still held by glibc at exit, is reachable (memcheck: not lost). The
 // agent's exit scan had looked up munmap at its first call (dlsym), and glibc freed the program's
 // pending message there, out of the agent's sight: the message read as a leak.

@@ -1,0 +1,141 @@
+#include "elf_symbols.h"
+
+#include <elf.h>
+#include <link.h>
+
+#include <cstdint>
+#include <cstring>
+
+#include "unwinder_objects.h"
+
+namespace tleak::agent {
+namespace {
+
+// What the loader left of one object's dynamic section: addresses in the running process.
+struct DynamicSymbols {
+  const ElfW(Sym)* symbols = nullptr;
+  const char* strings = nullptr;
+  const std::uint32_t* gnu_hash = nullptr;
+  const std::uint32_t* sysv_hash = nullptr;
+  const ElfW(Half)* versions = nullptr;
+};
+
+// The loader rewrites most objects' dynamic entries to run-time addresses, but not every one (its
+// own, the vDSO's): an address below the object's base is still relative to it.
+const void* at(ElfW(Addr) base, ElfW(Addr) value) {
+  return reinterpret_cast<const void*>(value < base ? value + base : value);
+}
+
+bool dynamic_symbols(const dl_phdr_info* info, DynamicSymbols* out) {
+  const ElfW(Dyn)* dynamic = nullptr;
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    if (info->dlpi_phdr[i].p_type == PT_DYNAMIC) {
+      dynamic = reinterpret_cast<const ElfW(Dyn)*>(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+    }
+  }
+  if (dynamic == nullptr) return false;
+  const ElfW(Addr) base = info->dlpi_addr;
+  for (const ElfW(Dyn)* d = dynamic; d->d_tag != DT_NULL; ++d) {
+    switch (d->d_tag) {
+      case DT_SYMTAB: out->symbols = static_cast<const ElfW(Sym)*>(at(base, d->d_un.d_ptr)); break;
+      case DT_STRTAB: out->strings = static_cast<const char*>(at(base, d->d_un.d_ptr)); break;
+      case DT_GNU_HASH: out->gnu_hash = static_cast<const std::uint32_t*>(at(base, d->d_un.d_ptr)); break;
+      case DT_HASH: out->sysv_hash = static_cast<const std::uint32_t*>(at(base, d->d_un.d_ptr)); break;
+      case DT_VERSYM: out->versions = static_cast<const ElfW(Half)*>(at(base, d->d_un.d_ptr)); break;
+      default: break;
+    }
+  }
+  return out->symbols != nullptr && out->strings != nullptr && (out->gnu_hash != nullptr || out->sysv_hash != nullptr);
+}
+
+// Symbol `index` if it is a defined function called `name` that a lookup by name may bind to.
+bool binds(const DynamicSymbols& table, std::uint32_t index, const char* name) {
+  const ElfW(Sym)& s = table.symbols[index];
+  const unsigned type = ELF64_ST_TYPE(s.st_info), binding = ELF64_ST_BIND(s.st_info);
+  if (s.st_shndx == SHN_UNDEF || s.st_value == 0 || type != STT_FUNC) return false;
+  if (binding != STB_GLOBAL && binding != STB_WEAK) return false;
+  // A version other than the default (name@VERSION, not name@@VERSION) is hidden from lookups.
+  if (table.versions != nullptr && (table.versions[index] & 0x8000) != 0) return false;
+  return std::strcmp(table.strings + s.st_name, name) == 0;
+}
+
+const ElfW(Sym)* find_gnu(const DynamicSymbols& table, const char* name) {
+  std::uint32_t h = 5381;
+  for (const char* c = name; *c != '\0'; ++c) h = h * 33 + static_cast<unsigned char>(*c);
+  const std::uint32_t* header = table.gnu_hash;
+  const std::uint32_t buckets = header[0], first_symbol = header[1], bloom_words = header[2], shift = header[3];
+  if (buckets == 0) return nullptr;
+  const auto* bloom = reinterpret_cast<const ElfW(Addr)*>(header + 4);
+  constexpr std::uint32_t kBits = sizeof(ElfW(Addr)) * 8;
+  const ElfW(Addr) word = bloom[(h / kBits) & (bloom_words - 1)];
+  if (((word >> (h % kBits)) & (word >> ((h >> shift) % kBits)) & 1) == 0) return nullptr;
+  const auto* bucket = reinterpret_cast<const std::uint32_t*>(bloom + bloom_words);
+  const std::uint32_t* chain = bucket + buckets;
+  std::uint32_t index = bucket[h % buckets];
+  if (index < first_symbol) return nullptr;
+  for (;; ++index) {
+    const std::uint32_t entry = chain[index - first_symbol];
+    if ((entry | 1) == (h | 1) && binds(table, index, name)) return &table.symbols[index];
+    if ((entry & 1) != 0) return nullptr;
+  }
+}
+
+const ElfW(Sym)* find_sysv(const DynamicSymbols& table, const char* name) {
+  std::uint32_t h = 0;
+  for (const char* c = name; *c != '\0'; ++c) {
+    h = (h << 4) + static_cast<unsigned char>(*c);
+    const std::uint32_t high = h & 0xf0000000u;
+    if (high != 0) h ^= high >> 24;
+    h &= ~high;
+  }
+  const std::uint32_t buckets = table.sysv_hash[0], chains = table.sysv_hash[1];
+  if (buckets == 0) return nullptr;
+  const std::uint32_t* bucket = table.sysv_hash + 2;
+  const std::uint32_t* chain = bucket + buckets;
+  for (std::uint32_t index = bucket[h % buckets]; index != STN_UNDEF && index < chains; index = chain[index]) {
+    if (binds(table, index, name)) return &table.symbols[index];
+  }
+  return nullptr;
+}
+
+struct Search {
+  const void* self;
+  const char* name;
+  bool past_self = false;
+  void* found = nullptr;
+};
+
+bool holds(const dl_phdr_info* info, const void* address) {
+  const auto a = reinterpret_cast<ElfW(Addr)>(address);
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& p = info->dlpi_phdr[i];
+    if (p.p_type == PT_LOAD && a >= info->dlpi_addr + p.p_vaddr && a < info->dlpi_addr + p.p_vaddr + p.p_memsz) {
+      return true;
+    }
+  }
+  return false;
+}
+
+int visit(dl_phdr_info* info, std::size_t, void* data) {
+  auto* search = static_cast<Search*>(data);
+  if (!search->past_self) {
+    search->past_self = holds(info, search->self);
+    return 0;
+  }
+  DynamicSymbols table;
+  if (!dynamic_symbols(info, &table)) return 0;
+  const ElfW(Sym)* symbol = table.gnu_hash != nullptr ? find_gnu(table, search->name) : find_sysv(table, search->name);
+  if (symbol == nullptr) return 0;
+  search->found = reinterpret_cast<void*>(info->dlpi_addr + symbol->st_value);
+  return 1;  // the first one, as the loader would bind
+}
+
+}  // namespace
+
+void* find_function_after(const void* self, const char* name) {
+  Search search{self, name};
+  real_dl_iterate_phdr(visit, &search);
+  return search.found;
+}
+
+}  // namespace tleak::agent
