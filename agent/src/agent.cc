@@ -29,6 +29,9 @@
 #include "unwinder_signals.h"
 #include "tleak/detail/stack_capture.h"
 
+// The loader's: where the main thread's stack began (argc, then the arguments and environment).
+extern "C" void* __libc_stack_end;
+
 namespace tleak::agent {
 
 int recording::g_stack_depth = 12;
@@ -232,8 +235,14 @@ void exit_handshake(std::uintptr_t stack_from) {
   const int kind_count = python_data_only_kinds(kinds, kPythonDataOnlyKinds);
   PoolGeometry pools{};
   const bool with_pools = python_object_pools(&pools);
-  record->roots_bytes =
-      scan_reachability(blocks, n, bitmap, work, kinds, kind_count, with_pools ? &pools : nullptr, stack_from);
+  // A main thread that ended while the process went on (pthread_exit) has no frames any more: its
+  // stack is read only from where the loader started it, the arguments and environment above. What
+  // lay below was stale, and a malloc without block headers (jemalloc) hands out blocks at
+  // addresses its own bookkeeping had left there: a leaked block read reachable.
+  const std::uintptr_t ended_main_stack =
+      main_thread_ended() ? reinterpret_cast<std::uintptr_t>(__libc_stack_end) : 0;
+  record->roots_bytes = scan_reachability(blocks, n, bitmap, work, kinds, kind_count,
+                                          with_pools ? &pools : nullptr, stack_from, ended_main_stack);
   record->blocks = n;
   const std::uint64_t total = sizeof(ReachRecord) + bitmap_words * 8;
   record->header = {RecordKind::kReach, 0, static_cast<std::uint32_t>(total > 0xffffffffu ? 0 : total)};

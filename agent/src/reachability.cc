@@ -294,7 +294,7 @@ std::uint64_t parse_hex(const char*& p) {
   }
 }
 
-[[gnu::noinline]] std::uint64_t scan_roots(Scan& scan, std::uintptr_t stack_pointer) {
+[[gnu::noinline]] std::uint64_t scan_roots(Scan& scan, std::uintptr_t stack_pointer, std::uintptr_t ended_main_stack) {
   // The map read with plain syscalls into agent pages: no stdio, no malloc. The calling thread's
   // view: /proc/self is the main thread's, and reads empty once that thread has ended (main called
   // pthread_exit and another thread exit): the scan then had no roots and every block read as lost.
@@ -349,6 +349,9 @@ std::uint64_t parse_hex(const char*& p) {
     std::uint64_t from = start;
     // The calling thread's stack: only what is live, above the scanner's own frame.
     if (stack_pointer >= start && stack_pointer < end) from = stack_pointer;
+    // A main thread that ended (pthread_exit) left its frames behind, stale: only the program's
+    // arguments, environment and auxiliary vector above them are still the process's.
+    if (ended_main_stack >= start && ended_main_stack < end && ended_main_stack > from) from = ended_main_stack;
     // Minus the regions left out (above).
     for (int r = 0; r < own_count && from < end; ++r) {
       if (own[r].end <= from || own[r].start >= end) continue;
@@ -371,7 +374,8 @@ std::uint64_t parse_hex(const char*& p) {
 
 std::uint64_t scan_reachability(const LiveBlock* blocks, std::uint64_t n, std::uint64_t* reachable,
                                 std::uint32_t* work, const DataOnlyKind* kinds, int kind_count,
-                                const PoolGeometry* pools, std::uintptr_t stack_from) {
+                                const PoolGeometry* pools, std::uintptr_t stack_from,
+                                std::uintptr_t ended_main_stack) {
   Scan scan{.blocks = blocks, .n = n, .reachable = reachable, .work = work, .kinds = kinds, .kind_count = kind_count};
   if (kind_count > 0) {
     std::uint64_t high = kinds[0].type;
@@ -422,7 +426,7 @@ std::uint64_t scan_reachability(const LiveBlock* blocks, std::uint64_t n, std::u
     for (std::uint64_t i = 0; i < n; ++i) granules.add(blocks[i].address, blocks[i].size);
     scan.granules = &granules;
   }
-  const std::uint64_t roots = scan_roots(scan, stack_from);
+  const std::uint64_t roots = scan_roots(scan, stack_from, ended_main_stack);
   scan.flood();
   unmap_pages(scan.chunk, kChunkBytes);
   if (group_starts != nullptr) unmap_pages(group_starts, groups * 8);

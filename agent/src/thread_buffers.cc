@@ -1,6 +1,8 @@
 #include "thread_buffers.h"
 
 #include <pthread.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <new>
 
@@ -25,7 +27,12 @@ __thread ThreadBuffer* t_buffer __attribute__((tls_model("initial-exec"))) = nul
 __thread bool t_without_buffer __attribute__((tls_model("initial-exec"))) = false;
 volatile std::uint64_t* g_untracked = nullptr;
 
+std::atomic<bool> g_main_thread_ended{false};
+
 void on_thread_exit(void* value) {
+  // Thread-specific data ends with pthread_exit, never with exit(): the main thread that runs this
+  // left with pthread_exit, and the process goes on without it.
+  if (syscall(SYS_gettid) == getpid()) g_main_thread_ended.store(true, std::memory_order_release);
   auto* buffer = static_cast<ThreadBuffer*>(value);
   if (buffer == nullptr || g_forgotten.load(std::memory_order_acquire)) return;
   buffer->lock.lock();
@@ -91,6 +98,8 @@ ThreadBuffer* this_thread_buffer() {
 }
 
 ThreadBuffer* current_thread_buffer() { return t_buffer; }
+
+bool main_thread_ended() { return g_main_thread_ended.load(std::memory_order_acquire); }
 
 std::uint32_t thread_buffer_count() { return g_buffer_count.load(std::memory_order_acquire); }
 ThreadBuffer* thread_buffer(std::uint32_t index) { return g_buffers[index]; }

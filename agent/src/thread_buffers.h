@@ -63,6 +63,10 @@ ThreadBuffer* this_thread_buffer();
 // The calling thread's buffer if it has one (never creates one).
 ThreadBuffer* current_thread_buffer();
 
+// Whether the main thread has ended (pthread_exit) while the process goes on; known only for a
+// main thread that had a buffer (that allocated), else false.
+bool main_thread_ended();
+
 // Every buffer ever created (taken or not). Fences walk them in this order.
 std::uint32_t thread_buffer_count();
 ThreadBuffer* thread_buffer(std::uint32_t index);
