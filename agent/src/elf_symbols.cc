@@ -64,7 +64,7 @@ const ElfW(Sym)* find_gnu(const DynamicSymbols& table, const char* name) {
   for (const char* c = name; *c != '\0'; ++c) h = h * 33 + static_cast<unsigned char>(*c);
   const std::uint32_t* header = table.gnu_hash;
   const std::uint32_t buckets = header[0], first_symbol = header[1], bloom_words = header[2], shift = header[3];
-  if (buckets == 0) return nullptr;
+  if (buckets == 0 || bloom_words == 0) return nullptr;
   const auto* bloom = reinterpret_cast<const ElfW(Addr)*>(header + 4);
   constexpr std::uint32_t kBits = sizeof(ElfW(Addr)) * 8;
   const ElfW(Addr) word = bloom[(h / kBits) & (bloom_words - 1)];
