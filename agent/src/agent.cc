@@ -54,6 +54,7 @@ detail::SpinLock g_fence_lock;
 std::uint64_t g_fence_sequence = 0;
 SiteTable g_sites;
 CodeRange g_agent_code;  // this object's own code
+bool g_malloc_is_c_library = false;  // the blocks are glibc malloc's chunks (the exit scan knows their layout)
 SiteTable g_python_frames;  // (code, instruction, file, name) -> Python frame id
 
 class Inside {
@@ -241,8 +242,8 @@ void exit_handshake(std::uintptr_t stack_from) {
   // addresses its own bookkeeping had left there: a leaked block read reachable.
   const std::uintptr_t ended_main_stack =
       main_thread_ended() ? reinterpret_cast<std::uintptr_t>(__libc_stack_end) : 0;
-  record->roots_bytes = scan_reachability(blocks, n, bitmap, work, kinds, kind_count,
-                                          with_pools ? &pools : nullptr, stack_from, ended_main_stack);
+  record->roots_bytes = scan_reachability(blocks, n, bitmap, work, kinds, kind_count, with_pools ? &pools : nullptr,
+                                          stack_from, ended_main_stack, g_malloc_is_c_library);
   record->blocks = n;
   const std::uint64_t total = sizeof(ReachRecord) + bitmap_words * 8;
   record->header = {RecordKind::kReach, 0, static_cast<std::uint32_t>(total > 0xffffffffu ? 0 : total)};
@@ -507,6 +508,7 @@ __attribute__((constructor)) static void agent_start() {
   }
   // Before anything of the agent's own is mapped: from here on only the malloc's mappings count.
   allocator_regions_start(real::malloc_function());
+  g_malloc_is_c_library = code_range_of(real::malloc_function()).is_c_library;
   g_agent_code = code_range_of(reinterpret_cast<const void*>(&agent_start));
   read_number(kEnvStackDepth, 0, kMaxFrames, &depth);
   read_number(kEnvSampleMicros, 1000, 3'600'000'000ull, &sample_us);

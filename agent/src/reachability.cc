@@ -65,9 +65,25 @@ struct Scan {
     }
     if (lo == 0) return n;
     const LiveBlock& b = blocks[lo - 1];
-    const bool inside = value < b.address + b.size || value == b.address;
-    return inside ? lo - 1 : n;
+    if (value == b.address) return lo - 1;
+    if (value >= b.address + b.size) return n;
+    // The C library's malloc keeps the addresses of chunk headers (its top chunk's, its bins'
+    // free chunks') in its own state; the header of the chunk after a block lies in the block's
+    // last 8 bytes when its size is 1 to 8 bytes past a multiple of 16. Such a word is the
+    // allocator's, not the program's: read as a pointer, it kept a lost block reachable (the last
+    // block carved from the top chunk).
+    if (glibc_chunks && value == next_glibc_chunk(b)) return n;
+    return lo - 1;
   }
+
+  // Where glibc's chunk after block `b` starts (its own chunk: a 16-byte header, then the block,
+  // the size rounded up with 8 bytes of overhead to a multiple of 16, at least 32).
+  static std::uint64_t next_glibc_chunk(const LiveBlock& b) {
+    std::uint64_t chunk = (b.size + 8 + 15) & ~std::uint64_t{15};
+    if (chunk < 32) chunk = 32;
+    return b.address - 16 + chunk;
+  }
+  bool glibc_chunks = false;
 
   const DataOnlyKind* kinds = nullptr;
   int kind_count = 0;
@@ -375,8 +391,9 @@ std::uint64_t parse_hex(const char*& p) {
 std::uint64_t scan_reachability(const LiveBlock* blocks, std::uint64_t n, std::uint64_t* reachable,
                                 std::uint32_t* work, const DataOnlyKind* kinds, int kind_count,
                                 const PoolGeometry* pools, std::uintptr_t stack_from,
-                                std::uintptr_t ended_main_stack) {
+                                std::uintptr_t ended_main_stack, bool glibc_chunks) {
   Scan scan{.blocks = blocks, .n = n, .reachable = reachable, .work = work, .kinds = kinds, .kind_count = kind_count};
+  scan.glibc_chunks = glibc_chunks;
   if (kind_count > 0) {
     std::uint64_t high = kinds[0].type;
     scan.type_low = kinds[0].type;

@@ -342,6 +342,21 @@ TEST_F(ProgramRun, TheEndedMainThreadsStaleFramesKeepNothingReachable) {
   }
 }
 
+// A lost block beside glibc's top chunk: the malloc's state points at that chunk's header, inside
+// the block's last bytes. Read as a pointer, it had kept the block "reachable at exit".
+TEST_F(ProgramRun, TheMallocsOwnPointerToTheNextChunkKeepsNothingReachable) {
+  const auto r = tleak_run({}, {program("lost_beside_top")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "losing 1000 bytes\n");
+  const Json& lost = site_at(at("lost_beside_top.c", "LOST"));
+  EXPECT_EQ(lost["leaked_bytes"], 1000);
+  EXPECT_EQ(lost["reachable_at_exit_bytes"], 0);
+  const auto m = run_process(VALGRIND_PROGRAM, {"--leak-check=full", program("lost_beside_top")});
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  EXPECT_EQ(memcheck_figure(m.err, "definitely lost") + memcheck_figure(m.err, "indirectly lost"), 1000) << m.err;
+  EXPECT_EQ(report_["totals"]["leaked_bytes"], 1000);
+}
+
 TEST_F(ProgramRun, EightThreadsFreeingAcrossThreadsGiveExactTotals) {
   const auto r = tleak_run({}, {program("threads")});
   ASSERT_EQ(r.exit_code, 0) << r.err;
