@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "code_range.h"
 #include "tleak/detail/spin_lock.h"
 
 namespace tleak::agent {
@@ -62,14 +63,7 @@ void add_own_region(std::uintptr_t start, std::uintptr_t end) {
 namespace {
 
 int add_if_own(dl_phdr_info* info, size_t, void*) {
-  const auto probe = reinterpret_cast<std::uintptr_t>(&g_region_count);
-  bool mine = false;
-  for (int i = 0; i < info->dlpi_phnum && !mine; ++i) {
-    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
-    const std::uintptr_t start = info->dlpi_addr + ph.p_vaddr;
-    mine = ph.p_type == PT_LOAD && probe >= start && probe < start + ph.p_memsz;
-  }
-  if (!mine) return 0;
+  if (!object_holds(info, reinterpret_cast<std::uintptr_t>(&g_region_count))) return 0;
   for (int i = 0; i < info->dlpi_phnum; ++i) {
     const ElfW(Phdr)& ph = info->dlpi_phdr[i];
     if (ph.p_type != PT_LOAD || (ph.p_flags & PF_W) == 0) continue;

@@ -34,6 +34,15 @@ int search_object(dl_phdr_info* info, size_t, void* data) {
 
 }  // namespace
 
+bool object_holds(const dl_phdr_info* info, std::uintptr_t address) {
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    const std::uintptr_t start = info->dlpi_addr + ph.p_vaddr;
+    if (ph.p_type == PT_LOAD && address >= start && address < start + ph.p_memsz) return true;
+  }
+  return false;
+}
+
 CodeRange code_range_of(const void* address) {
   Search search{reinterpret_cast<std::uintptr_t>(address), {}};
   if (address != nullptr) dl_iterate_phdr(search_object, &search);

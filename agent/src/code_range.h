@@ -4,6 +4,8 @@
 
 #include <cstdint>
 
+struct dl_phdr_info;
+
 namespace tleak::agent {
 
 struct CodeRange {
@@ -19,5 +21,8 @@ struct CodeRange {
 // From the first to the last executable segment of the loaded object holding `address` (empty if
 // none does). Calls dl_iterate_phdr, which takes the loader's lock: at start-up, not per call.
 CodeRange code_range_of(const void* address);
+
+// Whether one of the object's loaded segments (dl_iterate_phdr's `info`) holds `address`.
+bool object_holds(const dl_phdr_info* info, std::uintptr_t address);
 
 }  // namespace tleak::agent

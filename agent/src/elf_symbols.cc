@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "code_range.h"
 #include "unwinder_objects.h"
 
 namespace tleak::agent {
@@ -105,21 +106,10 @@ struct Search {
   void* found = nullptr;
 };
 
-bool holds(const dl_phdr_info* info, const void* address) {
-  const auto a = reinterpret_cast<ElfW(Addr)>(address);
-  for (int i = 0; i < info->dlpi_phnum; ++i) {
-    const ElfW(Phdr)& p = info->dlpi_phdr[i];
-    if (p.p_type == PT_LOAD && a >= info->dlpi_addr + p.p_vaddr && a < info->dlpi_addr + p.p_vaddr + p.p_memsz) {
-      return true;
-    }
-  }
-  return false;
-}
-
 int visit(dl_phdr_info* info, std::size_t, void* data) {
   auto* search = static_cast<Search*>(data);
   if (!search->past_self) {
-    search->past_self = holds(info, search->self);
+    search->past_self = object_holds(info, reinterpret_cast<std::uintptr_t>(search->self));
     return 0;
   }
   DynamicSymbols table;
