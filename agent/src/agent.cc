@@ -507,8 +507,9 @@ __attribute__((constructor)) static void agent_start() {
     return;
   }
   // Before anything of the agent's own is mapped: from here on only the malloc's mappings count.
-  allocator_regions_start(real::malloc_function());
-  g_malloc_is_c_library = code_range_of(real::malloc_function()).is_c_library;
+  const CodeRange malloc_code = code_range_of(real::malloc_function());
+  allocator_regions_start(malloc_code);
+  g_malloc_is_c_library = malloc_code.is_c_library;
   g_agent_code = code_range_of(reinterpret_cast<const void*>(&agent_start));
   read_number(kEnvStackDepth, 0, kMaxFrames, &depth);
   read_number(kEnvSampleMicros, 1000, 3'600'000'000ull, &sample_us);

@@ -116,8 +116,7 @@ void allocator_remapped(const void* old_start, std::size_t old_length, const voi
   });
 }
 
-void allocator_regions_start(const void* malloc_function) {
-  const CodeRange code = code_range_of(malloc_function);
+void allocator_regions_start(const CodeRange& code) {
   if (code.end == 0 || code.is_c_library) {
     allocator_regions_stop();
     return;

@@ -13,6 +13,7 @@
 #include <cstddef>
 
 #include "agent_memory.h"
+#include "code_range.h"
 
 namespace tleak::agent {
 
@@ -22,9 +23,9 @@ void allocator_mapped(const void* start, std::size_t length, int flags, const vo
 void allocator_unmapped(const void* start, std::size_t length);
 void allocator_remapped(const void* old_start, std::size_t old_length, const void* start, std::size_t length);
 
-// At the agent's start, with the program's malloc: keeps only what that object mapped from now on
-// (nothing at all when it is the C library's).
-void allocator_regions_start(const void* malloc_function);
+// At the agent's start, with the code of the program's malloc: keeps only what that object mapped
+// from now on (nothing at all when it is the C library's).
+void allocator_regions_start(const CodeRange& malloc_code);
 // A process the agent does not record (or a forked child): nothing more is noted.
 void allocator_regions_stop();
 

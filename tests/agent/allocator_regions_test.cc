@@ -36,7 +36,7 @@ TEST(AllocatorRegions, KeepsWhatTheMallocMapsAsItIsCutAndMoved) {
   allocator_mapped(at(0x200000), 0x1000, kPrivate, other_code);
   allocator_mapped(at(0x300000), 0x1000, MAP_SHARED | MAP_ANONYMOUS, malloc_code);  // shared: not heap
   allocator_mapped(at(0x400000), 0x1000, MAP_PRIVATE, malloc_code);                 // a file's bytes
-  allocator_regions_start(malloc_code);
+  allocator_regions_start(code_range_of(malloc_code));
   // Only the malloc's own mapping remains; a length is rounded up to whole pages.
   allocator_mapped(at(0x500000), 10, kPrivate, malloc_code);
   allocator_mapped(at(0x600000), 0x1000, kPrivate, other_code);
