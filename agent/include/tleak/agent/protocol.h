@@ -158,8 +158,8 @@ struct LiveListHeader {
 struct ControlPage {
   std::uint64_t magic;
   // Raised by the parent to ask for a fence soon (kFlush: --max-live needs an exact figure, or the
-  // records waiting to be put in order have grown past what the parent keeps in its caches); the
-  // agent sends one and lowers nothing: it remembers the last value it served.
+  // records waiting to be put in order have grown past AgentSource::wants_flush's count); the agent
+  // sends one and lowers nothing: it remembers the last value it served.
   volatile std::uint64_t fence_requests;
   volatile std::uint64_t snapshot_requests;
   // Written by the agent, once: the program took its socket away (closed or replaced its
