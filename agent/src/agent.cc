@@ -7,6 +7,7 @@
 #include <x86intrin.h>
 #endif
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -19,6 +20,7 @@
 #include "channel.h"
 #include "code_range.h"
 #include "control_page.h"
+#include "exit_frame.h"
 #include "modules.h"
 #include "other_processes.h"
 #include "python_frames.h"
@@ -218,7 +220,7 @@ void send_hello() {
 
 // The parent's live list in, the reachability bitmap out. The exiting thread's stack is a root
 // from `stack_from` up.
-void exit_handshake(std::uintptr_t stack_from) {
+void exit_handshake(std::uintptr_t stack_from, const std::uint64_t* registers) {
   LiveListHeader header{};
   if (!channel_receive(&header, sizeof header) || header.magic != kProtocolMagic) return;
   const std::uint64_t n = header.blocks;
@@ -236,14 +238,17 @@ void exit_handshake(std::uintptr_t stack_from) {
   const int kind_count = python_data_only_kinds(kinds, kPythonDataOnlyKinds);
   PoolGeometry pools{};
   const bool with_pools = python_object_pools(&pools);
-  // A main thread that ended while the process went on (pthread_exit) has no frames any more: its
-  // stack is read only from where the loader started it, the arguments and environment above. What
-  // lay below was stale, and a malloc without block headers (jemalloc) hands out blocks at
-  // addresses its own bookkeeping had left there: a leaked block read reachable.
+  // A main thread that ended while another thread went on to exit (pthread_exit) has no frames any
+  // more: its stack is read only from where the loader started it, the arguments and environment
+  // above. What lay below was stale, and a malloc without block headers (jemalloc) hands out blocks
+  // at addresses its own bookkeeping had left there: a leaked block read reachable. (A main thread
+  // that ended last exits on this very stack, read from `stack_from` as any exiting thread's.)
+  const bool other_thread_exits = syscall(SYS_gettid) != getpid();
   const std::uintptr_t ended_main_stack =
-      main_thread_ended() ? reinterpret_cast<std::uintptr_t>(__libc_stack_end) : 0;
+      main_thread_ended() && other_thread_exits ? reinterpret_cast<std::uintptr_t>(__libc_stack_end) : 0;
   record->roots_bytes = scan_reachability(blocks, n, bitmap, work, kinds, kind_count, with_pools ? &pools : nullptr,
-                                          stack_from, ended_main_stack, g_malloc_is_c_library);
+                                          stack_from, registers, kExitRegisters, ended_main_stack,
+                                          g_malloc_is_c_library);
   record->blocks = n;
   const std::uint64_t total = sizeof(ReachRecord) + bitmap_words * 8;
   record->header = {RecordKind::kReach, 0, static_cast<std::uint32_t>(total > 0xffffffffu ? 0 : total)};
@@ -534,6 +539,7 @@ __attribute__((constructor)) static void agent_start() {
   // A CPython process (the python executable, or a program linking libpython): Python frames too.
   python_init();
   add_own_image();
+  exit_frame_init();
   pthread_atfork(nullptr, nullptr, in_forked_child);
   g_use_tsc = kernel_uses_tsc();
   g_ns_origin = now_ns();
@@ -542,6 +548,16 @@ __attribute__((constructor)) static void agent_start() {
   send_modules_if_changed();
   g_next_fence_ns.store(stamp_after(stamp(), g_sample_ns), std::memory_order_relaxed);
   g_status.store(kOn, std::memory_order_release);
+}
+
+// The exit fence and the handshake. The scan reads this thread's stack from `stack_from` up, and
+// `registers` (kExitRegisters of them) as roots.
+void finish_recording(std::uintptr_t stack_from, const std::uint64_t* registers) {
+  g_fence_lock.lock();
+  fence_locked(RecordKind::kExit, nullptr);
+  g_status.store(kFinished, std::memory_order_release);
+  g_fence_lock.unlock();
+  exit_handshake(stack_from, registers);
 }
 
 // After the program's own teardown (exit handlers, static destructors of the objects loaded after
@@ -557,17 +573,21 @@ __attribute__((destructor)) static void agent_finish() {
   }
   const int saved_errno = errno;
   Inside inside;
-  // The program's registers as it called exit go into this frame, a root of the exit scan (a
-  // pointer held only in a register counts, as for memcheck). The agent's frames below it are
-  // not: the live list, the scan's own registers and locals hold the addresses of the very blocks
-  // it judges, and once read one of them was a leaked block kept "reachable".
-  __builtin_unwind_init();
-  const std::uintptr_t stack_from = stack_below_caller();
-  g_fence_lock.lock();
-  fence_locked(RecordKind::kExit, nullptr);
-  g_status.store(kFinished, std::memory_order_release);
-  g_fence_lock.unlock();
-  exit_handshake(stack_from);
+  // The stack is read from the frame of exit's handlers up, and the registers as they hold them
+  // (exit_frame.h): the handlers' callees, this destructor among them, held stale words of the
+  // program's earlier calls (pending_dlerror.c's lost block, read reachable in a build of the agent
+  // at another optimization level). A pointer held only in a register counts, as for memcheck.
+  std::uint64_t registers[kExitRegisters] = {};
+  std::uintptr_t stack_from = 0;
+  if (!exit_handlers_frame(&stack_from, registers)) {
+    // No exit() below: the program's registers go into this frame, read from here up. The agent's
+    // frames below it are not: the live list, the scan's own registers and locals hold the
+    // addresses of the very blocks it judges, and once read one of them was a leaked block kept
+    // "reachable".
+    __builtin_unwind_init();
+    stack_from = stack_below_caller();
+  }
+  finish_recording(stack_from, registers);
   errno = saved_errno;
 }
 

@@ -33,6 +33,7 @@ struct Scan {
   std::uint64_t n;
   std::uint64_t* reachable;
   std::uint32_t* work;
+  bool glibc_chunks = false;  // the blocks are the C library malloc's (find(): its chunk headers)
   std::uint64_t work_size = 0;
   std::uint64_t lowest = 0, highest = 0;  // [lowest, highest): where any block lies
   // The address of every kGroupBlocks-th block: a search of these stays in the cache, and leaves
@@ -83,7 +84,6 @@ struct Scan {
     if (chunk < 32) chunk = 32;
     return b.address - 16 + chunk;
   }
-  bool glibc_chunks = false;
 
   const DataOnlyKind* kinds = nullptr;
   int kind_count = 0;
@@ -391,9 +391,10 @@ std::uint64_t parse_hex(const char*& p) {
 std::uint64_t scan_reachability(const LiveBlock* blocks, std::uint64_t n, std::uint64_t* reachable,
                                 std::uint32_t* work, const DataOnlyKind* kinds, int kind_count,
                                 const PoolGeometry* pools, std::uintptr_t stack_from,
+                                const std::uint64_t* registers, int register_count,
                                 std::uintptr_t ended_main_stack, bool glibc_chunks) {
-  Scan scan{.blocks = blocks, .n = n, .reachable = reachable, .work = work, .kinds = kinds, .kind_count = kind_count};
-  scan.glibc_chunks = glibc_chunks;
+  Scan scan{.blocks = blocks, .n = n, .reachable = reachable, .work = work, .glibc_chunks = glibc_chunks,
+            .kinds = kinds, .kind_count = kind_count};
   if (kind_count > 0) {
     std::uint64_t high = kinds[0].type;
     scan.type_low = kinds[0].type;
@@ -444,6 +445,9 @@ std::uint64_t scan_reachability(const LiveBlock* blocks, std::uint64_t n, std::u
     scan.granules = &granules;
   }
   const std::uint64_t roots = scan_roots(scan, stack_from, ended_main_stack);
+  for (int r = 0; r < register_count; ++r) {
+    if (const std::uint64_t at = scan.find(registers[r]); at != n) scan.mark(at);
+  }
   scan.flood();
   unmap_pages(scan.chunk, kChunkBytes);
   if (group_starts != nullptr) unmap_pages(group_starts, groups * 8);

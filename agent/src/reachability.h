@@ -48,12 +48,14 @@ struct DataOnlyKind {
 // `blocks` sorted by address. Sets bit i of `reachable` (zeroed by the caller, ceil(n / 64) words)
 // when block i is reachable. `work` has room for n indices. Returns the root bytes scanned.
 // `pools`, if not null: an interpreter's small-object pools, of which only the blocks in use are
-// read (object_pools.h). The calling thread's stack is read from `stack_from` up; the stack of a
-// main thread that has ended, from `ended_main_stack` up (0: read whole, as other threads' are).
+// read (object_pools.h). The calling thread's stack is read from `stack_from` up, and its
+// `register_count` `registers` are roots too; the stack of a main thread that has ended, from
+// `ended_main_stack` up (0: read whole, as other threads' are).
 // `glibc_chunks`: the blocks are the C library malloc's, whose state points at chunk headers.
 std::uint64_t scan_reachability(const LiveBlock* blocks, std::uint64_t n, std::uint64_t* reachable,
                                 std::uint32_t* work, const DataOnlyKind* kinds, int kind_count,
                                 const PoolGeometry* pools, std::uintptr_t stack_from,
+                                const std::uint64_t* registers, int register_count,
                                 std::uintptr_t ended_main_stack, bool glibc_chunks);
 
 }  // namespace tleak::agent

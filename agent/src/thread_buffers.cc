@@ -1,8 +1,6 @@
 #include "thread_buffers.h"
 
 #include <pthread.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include <new>
 
@@ -27,12 +25,14 @@ __thread ThreadBuffer* t_buffer __attribute__((tls_model("initial-exec"))) = nul
 __thread bool t_without_buffer __attribute__((tls_model("initial-exec"))) = false;
 volatile std::uint64_t* g_untracked = nullptr;
 
+// The thread that started the agent: the main thread (the agent is preloaded).
+pthread_t g_main_thread;
 std::atomic<bool> g_main_thread_ended{false};
 
 void on_thread_exit(void* value) {
   // Thread-specific data ends with pthread_exit, never with exit(): the main thread that runs this
   // left with pthread_exit, and the process goes on without it.
-  if (syscall(SYS_gettid) == getpid()) g_main_thread_ended.store(true, std::memory_order_release);
+  if (pthread_equal(pthread_self(), g_main_thread)) g_main_thread_ended.store(true, std::memory_order_release);
   auto* buffer = static_cast<ThreadBuffer*>(value);
   if (buffer == nullptr || g_forgotten.load(std::memory_order_acquire)) return;
   buffer->lock.lock();
@@ -106,6 +106,7 @@ ThreadBuffer* thread_buffer(std::uint32_t index) { return g_buffers[index]; }
 
 bool thread_buffers_init(volatile std::uint64_t* untracked) {
   g_untracked = untracked;
+  g_main_thread = pthread_self();
   return pthread_key_create(&g_exit_key, on_thread_exit) == 0;
 }
 

@@ -71,7 +71,7 @@ bool main_thread_ended();
 std::uint32_t thread_buffer_count();
 ThreadBuffer* thread_buffer(std::uint32_t index);
 
-// Creates the thread-exit hook. Once, at start-up. `untracked` (in the control page, or null)
+// Creates the thread-exit hook. Once, at start-up, on the main thread. `untracked` (in the control page, or null)
 // counts the threads that found no buffer.
 bool thread_buffers_init(volatile std::uint64_t* untracked);
 // In a forked child: the buffers hold the parent's records and maybe locks held by threads that
