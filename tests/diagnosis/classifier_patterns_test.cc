@@ -141,6 +141,25 @@ TEST(ClassifierPatterns, OneStepThenLevelIsAPlateau) {
   EXPECT_NE(f.reason.find("rose by 32.0 KiB"), std::string::npos) << f.reason;
 }
 
+// A module's import: one rise, level for six samples, then a little of it freed as the program
+// exits (the last sample). The fall at the end is no rise: the level before it is the plateau, not
+// a pause between steps (`tleak run -- python3 -c "import torch"` had called a dozen such sites
+// growth).
+TEST(ClassifierPatterns, OneStepThenLevelThenAFallAtTheEndIsAPlateau) {
+  const SiteFinding f = drive(18, [](int i) -> std::int64_t { return i < 12 ? 0 : i < 18 ? 55450 : 54181; });
+  EXPECT_EQ(f.verdict, Verdict::kBounded) << f.reason;
+  ASSERT_TRUE(f.growth.plateau_iteration.has_value()) << f.reason;
+  EXPECT_EQ(*f.growth.plateau_iteration, 12u);
+}
+
+// Steps at regular intervals stay growth when the last sample falls: the flat stretch before the
+// fall is no longer than the pauses between the steps.
+TEST(ClassifierPatterns, StepsAtRegularIntervalsThenAFallAtTheEndAreGrowth) {
+  const SiteFinding f = drive(200, [](int i) { return std::int64_t{64 * 1024} * (i / 20) - (i == 200 ? 4096 : 0); });
+  EXPECT_EQ(f.verdict, Verdict::kGrowth) << f.reason;
+  EXPECT_NEAR(f.growth.slope_bytes_per_iteration, 64.0 * 1024 / 20, 64.0 * 1024 / 20 * 0.1);
+}
+
 TEST(ClassifierPatterns, PlateauAfterNoisyRiseIsBounded) {
   std::mt19937 rng(5);
   std::uniform_int_distribution<std::int64_t> noise(0, 2048);

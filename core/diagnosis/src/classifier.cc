@@ -123,9 +123,13 @@ GrowthFigures fit_stretch(std::span<const Point> points, const ClassifierOptions
     noise = *mid;
   }
   const double tolerance = std::max(0.01 * (high - low), 2 * noise);
-  // The flat stretch the series ends on, and the longest it paused before that.
-  const double level = points.back().y;
-  std::size_t k = n - 1;
+  // The flat stretch the series ends on, and the longest it paused before that. A fall at the very
+  // end (what a program frees as it exits) belongs to that stretch: it is no rise, and measured from
+  // below it the level it fell from would read as one more pause between steps.
+  std::size_t end = n - 1;
+  while (end > 0 && points[end - 1].y > points[end].y + tolerance) --end;
+  const double level = points[end].y;
+  std::size_t k = end;
   while (k > 0 && std::abs(points[k - 1].y - level) <= tolerance) --k;
   const std::size_t final_flat = n - k;
   // Pauses count from the first rise on: the level before it is where the series started.
