@@ -20,6 +20,7 @@
 #include "tleak/diagnosis/report_json.h"
 #include "tleak/diagnosis/report_text.h"
 #include "tleak/diagnosis/session.h"
+#include "tleak/diagnosis/step_words.h"
 #include "tleak/web/report_page.h"
 
 namespace tleak::cli {
@@ -106,8 +107,9 @@ int exit_code_for(const diagnosis::Report& report, const std::string& fail_on) {
   if (fail_on.empty()) return kExitClean;
   // A gate on growth cannot pass on a run too short to measure it.
   if ((fail_on == "growth" || fail_on == "any") && !report.total_growth.assessed) {
-    std::fprintf(stderr, "tleak: --fail-on %s: growth was not assessed (%llu iterations; at least %llu needed)\n",
+    std::fprintf(stderr, "tleak: --fail-on %s: growth was not assessed (%llu %s; at least %llu needed)\n",
                  fail_on.c_str(), static_cast<unsigned long long>(report.run.iterations),
+                 diagnosis::step_words(report.run).many.c_str(),
                  static_cast<unsigned long long>(diagnosis::iterations_needed_for_growth(report.thresholds)));
     return kExitFinding;
   }

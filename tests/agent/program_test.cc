@@ -808,6 +808,30 @@ TEST_F(ProgramRun, MaxLiveStopsARunawayProgramAndStillReports) {
   EXPECT_GT(report_["totals"]["unjudged_at_exit_bytes"].get<std::int64_t>(), 64 << 20);
 }
 
+// A program without marks is sampled by time, and what it says is per sample: a slope per 50 ms,
+// over samples, never "per iteration" of a loop tleak knows nothing of.
+TEST_F(ProgramRun, GrowthWithoutMarksIsPerSamplePeriod) {
+  const auto r = tleak_run({"--sample-every", "50ms"}, {program("timed_growth")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(report_["run"]["program"]["clock"], "time");
+  EXPECT_DOUBLE_EQ(report_["run"]["program"]["sample_seconds"].get<double>(), 0.05);
+  const Json& keep = site_at(at("timed_growth.c", "KEEP"));
+  EXPECT_EQ(keep["verdict"], "growth") << keep["reason"];
+  // 4 KiB every 5 ms (and a little more: each sleep overshoots): about 40 KiB per 50 ms.
+  const double slope = keep["growth"]["slope_bytes_per_iteration"];
+  EXPECT_GT(slope, 20 * 1024.0) << keep["reason"];
+  EXPECT_LT(slope, 44 * 1024.0) << keep["reason"];
+  const std::string reason = keep["reason"];
+  EXPECT_NE(reason.find("per 50 ms over samples "), std::string::npos) << reason;
+  const std::string sentence = report_["summary"]["sentence"];
+  EXPECT_EQ(sentence.rfind("growth: +", 0), 0u) << sentence;
+  EXPECT_NE(sentence.find(" per 50 ms at main (" + at("timed_growth.c", "KEEP")), std::string::npos) << sentence;
+  // The summary tleak prints (to stderr: the program's output is the program's).
+  EXPECT_EQ(r.err.find("iteration"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("(program, "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(" time samples, one every 50 ms)"), std::string::npos) << r.err;
+}
+
 // A program that only frees for a while (a teardown) is still sampled, and still answers tleak's
 // requests for a flush: the frees serve them, not only the allocations.
 TEST_F(ProgramRun, AProgramThatOnlyFreesIsStillSampled) {

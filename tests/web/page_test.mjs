@@ -154,6 +154,30 @@ if (growthProgram) {
   });
 }
 
+// A program without marks (tests/programs/timed_growth.c, beside growth.c): sampled by time, its page
+// says its growth per sampling period and its series over samples, never per iteration.
+if (growthProgram) {
+  const json = path.join(outDir, "timed.json"), html = path.join(outDir, "timed.html");
+  const timed = path.join(path.dirname(growthProgram), "timed_growth");
+  execFileSync(tleak, ["run", "--sample-every", "50ms", "-o", json, "--html", html, "--", timed], { stdio: ["ignore", "ignore", "ignore"] });
+  const report = JSON.parse(readFileSync(json, "utf8"));
+  await check("time-sampled program page", async () => {
+    const { page, errors, requests } = await open(html);
+    assert.equal(report.run.program.clock, "time");
+    assert.equal(await page.$eval("#sentence", (e) => e.textContent), report.summary.sentence);
+    assert.match(report.summary.sentence, / per 50 ms at /);
+    const headers = await page.$$eval("#sites-head th", (ths) => ths.map((t) => t.textContent));
+    assert.ok(headers.some((h) => h.startsWith("growth / 50 ms")), `headers: ${headers}`);
+    const cells = await page.$$eval("#sites-body td", (tds) => tds.map((t) => t.textContent));
+    assert.ok(cells.some((c) => / per 50 ms$/.test(c)), `cells: ${cells.slice(0, 20)}`);
+    const body = await page.$eval("body", (b) => b.innerText);
+    assert.ok(!/per iteration/.test(body), "the page says 'per iteration' of a program that has none");
+    assert.deepEqual(errors, [], "console errors");
+    assert.deepEqual(requests, [], "requests beyond the page");
+    await page.close();
+  });
+}
+
 // A stripped program's page (Debian's ls): its frames with no symbol are named by their place in
 // their module in the flame graph, each apart, as in the text summary; never one merged "??".
 {

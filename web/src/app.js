@@ -5,7 +5,7 @@
 import uPlot from "uplot";
 import { select } from "d3-selection";
 import flamegraph from "d3-flame-graph";
-import { bytes, byteRate, frameName, shortFunction, siteWeight, MEASURES, growthFit, topSites } from "./report_model.js";
+import { bytes, byteRate, frameName, shortFunction, siteWeight, MEASURES, growthFit, topSites, stepWords } from "./report_model.js";
 import { el, figures as figureNodes } from "./dom.js";
 import { stackTree } from "./stack_tree.js";
 import { renderDiff } from "./diff_page.js";
@@ -18,6 +18,8 @@ performance.mark("tleak-parsed");
 const report = data.page_data ? reportFromPageData(data) : null;
 if (report) performance.mark("tleak-hydrated");  // a diff page rebuilds its two reports later
 window.tleak = { report };  // for the console, and for the browser test's round-trip check
+// What the series' steps are called: iterations, or time samples of a program without marks.
+const words = stepWords(report ? report.run : null);
 const $ = (id) => document.getElementById(id);
 
 function header() {
@@ -30,7 +32,9 @@ function header() {
   const t = report.totals;
   const figures = [
     ["verdict", report.summary.verdict],
-    ["iterations", `${run.iterations}${run.program ? ` (clock: ${run.program.clock})` : ""}`],
+    run.program && run.program.clock === "time"
+      ? ["samples", `${run.iterations}, one every ${words.per} (the program did not mark iterations)`]
+      : ["iterations", `${run.iterations}${run.program ? ` (clock: ${run.program.clock})` : ""}`],
     ["peak live", bytes(t.peak_live_bytes)],
     ["peak reserved", bytes(t.peak_reserved_bytes)],
     ["leaked", `${bytes(t.leaked_bytes)} in ${t.leaked_blocks} block(s)`],
@@ -47,14 +51,15 @@ function header() {
 // Live bytes per iteration: the total, the top sites, reserved bytes per allocator, the warm-up
 // shaded, plateaus marked, and the fitted line over each growing top site.
 function timeline() {
+  if (words.one === "sample") $("timeline-title").textContent = `Live bytes per ${words.per} sample`;
   const samples = report.timeline.samples;
   const host = $("timeline");
   if (samples.length === 0) {
-    host.textContent = "No samples: the run ended before its first iteration mark.";
+    host.textContent = `No samples: the run ended before its first ${words.one === "sample" ? "time sample" : "iteration mark"}.`;
     return;
   }
   const x = samples.map((s) => s.iteration);
-  const series = [{ label: "iteration" }, { label: "total live", stroke: "#222", width: 2, value: (u, v) => bytes(v) }];
+  const series = [{ label: words.one }, { label: "total live", stroke: "#222", width: 2, value: (u, v) => bytes(v) }];
   const data = [x, samples.map((s) => s.live_bytes)];
   const palette = ["#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"];
   // The top sites stacked, largest at the bottom: each band is one site's live bytes (the legend
@@ -72,7 +77,7 @@ function timeline() {
     const fit = growthFit(site, x);
     if (fit) {
       const base = below;
-      series.push({ label: `fit #${site.id} (${byteRate(site.growth.slope_bytes_per_iteration)})`, stroke: palette[i], dash: [6, 4], width: 1, value: (u, v, si, k) => (k == null || fit[k] == null ? "" : bytes(fit[k])) });
+      series.push({ label: `fit #${site.id} (${byteRate(site.growth.slope_bytes_per_iteration, words)})`, stroke: palette[i], dash: [6, 4], width: 1, value: (u, v, si, k) => (k == null || fit[k] == null ? "" : bytes(fit[k])) });
       data.push(fit.map((v, k) => (v == null ? null : base[k] + v)));
     }
     below = stacked;
@@ -114,7 +119,7 @@ function timeline() {
   new uPlot({
     width, height: 300, series, bands, plugins: [marks],
     scales: { x: { time: false } },
-    axes: [{ label: "iteration" }, { values: (u, vals) => vals.map(bytes), size: 80 }],
+    axes: [{ label: words.one }, { values: (u, vals) => vals.map(bytes), size: 80 }],
   }, data, host);
 }
 
@@ -127,9 +132,9 @@ const columns = [
   ["reason", (s) => s.reason || "", (s) => s.reason || ""],
   ["allocator", (s) => s.allocator, (s) => s.allocator],
   ["leaked", (s) => s.leaked_bytes, (s) => bytes(s.leaked_bytes)],
-  ["growth / iteration", (s) => (s.verdict === "growth" ? s.growth.slope_bytes_per_iteration : 0), (s) => (s.verdict === "growth" ? byteRate(s.growth.slope_bytes_per_iteration) : "")],
+  [`growth / ${words.per}`, (s) => (s.verdict === "growth" ? s.growth.slope_bytes_per_iteration : 0), (s) => (s.verdict === "growth" ? byteRate(s.growth.slope_bytes_per_iteration, words) : "")],
   ["dead-held peak", (s) => s.retained.peak_dead_bytes, (s) => (s.retained.measured ? bytes(s.retained.peak_dead_bytes) : "")],
-  ["drag (iterations)", (s) => s.retained.drag_iterations_max, (s) => (s.retained.measured ? s.retained.drag_iterations_max : "")],
+  [`drag (${words.many})`, (s) => s.retained.drag_iterations_max, (s) => (s.retained.measured ? s.retained.drag_iterations_max : "")],
   ["peak", (s) => s.peak_live_bytes, (s) => bytes(s.peak_live_bytes)],
 ];
 const tableState = { sort: 8, descending: true };
@@ -177,9 +182,9 @@ function detail(site) {
   $("detail-reason").textContent = site.reason;
   const figures = [["allocator", site.allocator], ["peak live", bytes(site.peak_live_bytes)], ["final live", bytes(site.final_live_bytes)],
     ["leaked", `${bytes(site.leaked_bytes)} in ${site.leaked_blocks} block(s)`], ["allocations / frees", `${site.allocations} / ${site.frees}`]];
-  if (site.verdict === "growth") figures.push(["growth", `${byteRate(site.growth.slope_bytes_per_iteration)} from iteration ${site.growth.first_iteration}`]);
-  if (site.growth.plateau_iteration != null) figures.push(["plateau", `iteration ${site.growth.plateau_iteration}`]);
-  if (site.retained.measured) figures.push(["dead-held peak", `${bytes(site.retained.peak_dead_bytes)}, drag up to ${site.retained.drag_iterations_max} iterations`]);
+  if (site.verdict === "growth") figures.push(["growth", `${byteRate(site.growth.slope_bytes_per_iteration, words)} from ${words.one} ${site.growth.first_iteration}`]);
+  if (site.growth.plateau_iteration != null) figures.push(["plateau", `${words.one} ${site.growth.plateau_iteration}`]);
+  if (site.retained.measured) figures.push(["dead-held peak", `${bytes(site.retained.peak_dead_bytes)}, drag up to ${site.retained.drag_iterations_max} ${words.many}`]);
   $("detail-figures").replaceChildren(...figureNodes(figures));
   $("detail-stack").replaceChildren(...site.frames.map((f) => el("li", { class: `frame frame-${f.kind || "native"}` },
     el("span", { class: "fn", title: f.function || "" }, shortFunction(f.function) || "??"),
@@ -194,7 +199,7 @@ function detail(site) {
   } else if (samples.length > 0) {
     detailPlot = new uPlot({
       width: Math.max(360, $("detail-curve").clientWidth || 600), height: 160, scales: { x: { time: false } },
-      series: [{ label: "iteration" }, { label: "live", stroke: "#d62728", value: (u, v) => bytes(v) }],
+      series: [{ label: words.one }, { label: "live", stroke: "#d62728", value: (u, v) => bytes(v) }],
       axes: [{}, { values: (u, vals) => vals.map(bytes), size: 80 }],
     }, [samples.map((s) => s.iteration), site.live_bytes_at_samples], $("detail-curve"));
   }
@@ -204,7 +209,8 @@ function detail(site) {
 // The flame graph (an icicle, roots on top) of the sites' stacks, weighted by the chosen measure.
 let chart = null;
 function flame() {
-  $("measure").replaceChildren(...MEASURES.map(([value, title]) => el("option", { value }, title)));
+  $("measure").replaceChildren(...MEASURES.map(([value, title]) =>
+    el("option", { value }, value === "growth" ? `growth, bytes per ${words.per}` : title)));
   const initial = report.summary.verdict === "leak" ? "leaked" : report.summary.verdict === "growth" ? "growth" : report.summary.verdict === "retained" ? "retained" : "peak";
   $("measure").value = initial;
   $("measure").addEventListener("input", drawFlame);
@@ -225,7 +231,7 @@ function drawFlame() {
   }
   chart = flamegraph().width(Math.max(480, host.clientWidth || 900)).cellHeight(18).inverted(true).minFrameSize(1)
     .transitionDuration(0).selfValue(false).sort(true)
-    .label((d) => `${d.data.name}: ${measure === "growth" ? byteRate(d.value) : bytes(d.value)}`)
+    .label((d) => `${d.data.name}: ${measure === "growth" ? byteRate(d.value, words) : bytes(d.value)}`)
     // Plain text, not a regular expression: frame names are full of parentheses and colons.
     .setSearchMatch((d, term) => term !== "" && d.data.name.toLowerCase().includes(term.toLowerCase()));
   select(host).datum(root).call(chart);

@@ -10,8 +10,19 @@ export function bytes(n) {
   return u === 0 ? `${Math.round(v)} B` : `${v.toFixed(1)} ${units[u]}`;
 }
 
-export function byteRate(n) {
-  return `${n >= 0 ? "+" : ""}${bytes(n)} per iteration`;
+// What one step of a run's series is called, as in the text summary (step_words.h): an iteration
+// (a scenario, a program that marks its loop), or a time sample of a program without marks.
+export function stepWords(run) {
+  if (run && run.program && run.program.clock === "time") {
+    const seconds = run.program.sample_seconds;
+    const per = seconds < 1 ? `${Math.round(seconds * 1e6) / 1e3} ms` : `${seconds} s`;
+    return { per, one: "sample", many: "samples" };
+  }
+  return { per: "iteration", one: "iteration", many: "iterations" };
+}
+
+export function byteRate(n, words = stepWords(null)) {
+  return `${n >= 0 ? "+" : ""}${bytes(n)} per ${words.per}`;
 }
 
 // [value, title]: the measures of `tleak export --measure`.

@@ -252,40 +252,41 @@ bool is_retained(const RetainedFigures& r, const ClassifierOptions& o) {
          r.drag_iterations_max >= o.retained_min_drag_iterations && r.drag_ops_max >= o.retained_min_drag_ops;
 }
 
-std::string growth_reason(const GrowthFigures& g) {
+std::string growth_reason(const GrowthFigures& g, const StepWords& w) {
   if (g.late_onset) {
-    return printf_string("live bytes rise %s per iteration since iteration %llu, level before it (iterations %llu-%llu, tau %.2f)",
-                         bytes(g.slope_bytes_per_iteration).c_str(), static_cast<unsigned long long>(g.first_iteration),
+    return printf_string("live bytes rise %s per %s since %s %llu, level before it (%s %llu-%llu, tau %.2f)",
+                         bytes(g.slope_bytes_per_iteration).c_str(), w.per.c_str(), w.one.c_str(),
+                         static_cast<unsigned long long>(g.first_iteration), w.many.c_str(),
                          static_cast<unsigned long long>(g.first_iteration),
                          static_cast<unsigned long long>(g.last_iteration), g.confidence);
   }
-  return printf_string("live bytes rise %s per iteration over iterations %llu-%llu (tau %.2f)",
-                bytes(g.slope_bytes_per_iteration).c_str(), static_cast<unsigned long long>(g.first_iteration),
-                static_cast<unsigned long long>(g.last_iteration), g.confidence);
+  return printf_string("live bytes rise %s per %s over %s %llu-%llu (tau %.2f)", bytes(g.slope_bytes_per_iteration).c_str(),
+                       w.per.c_str(), w.many.c_str(), static_cast<unsigned long long>(g.first_iteration),
+                       static_cast<unsigned long long>(g.last_iteration), g.confidence);
 }
 
 // Why a series that trends up is still not growth: the threshold it missed, with the figure.
-std::string below_threshold(const GrowthFigures& g, const ClassifierOptions& o) {
-  const std::string rise = printf_string("rises %s per iteration over iterations %llu-%llu (tau %.2f)",
-                                         bytes(g.slope_bytes_per_iteration).c_str(),
+std::string below_threshold(const GrowthFigures& g, const ClassifierOptions& o, const StepWords& w) {
+  const std::string rise = printf_string("rises %s per %s over %s %llu-%llu (tau %.2f)",
+                                         bytes(g.slope_bytes_per_iteration).c_str(), w.per.c_str(), w.many.c_str(),
                                          static_cast<unsigned long long>(g.first_iteration),
                                          static_cast<unsigned long long>(g.last_iteration), g.confidence);
   if (g.slope_bytes_per_iteration < o.growth_min_bytes_per_iteration) {
-    return rise + ", below the " + bytes(o.growth_min_bytes_per_iteration) + " per iteration growth needs";
+    return rise + ", below the " + bytes(o.growth_min_bytes_per_iteration) + " per " + w.per + " growth needs";
   }
   if (g.rise_bytes < o.growth_min_rise_bytes) {
     return rise + ", " + bytes(static_cast<double>(g.rise_bytes)) + " in all: below the " +
            bytes(static_cast<double>(o.growth_min_rise_bytes)) + " rise growth needs";
   }
   return rise + ", but only " + bytes(g.tail_slope_bytes_per_iteration) +
-         " per iteration at the end of the run: slowing, not growth";
+         " per " + w.per + " at the end of the run: slowing, not growth";
 }
 
 
-std::string bounded_reason(const SiteFinding& f, RunEnd end, const ClassifierOptions& options) {
+std::string bounded_reason(const SiteFinding& f, RunEnd end, const ClassifierOptions& options, const StepWords& w) {
   if (f.growth.plateau_iteration) {
-    return printf_string("rose by %s, then flat from iteration %llu (plateau at %s)",
-                  bytes(f.growth.net_change_bytes).c_str(),
+    return printf_string("rose by %s, then flat from %s %llu (plateau at %s)",
+                  bytes(f.growth.net_change_bytes).c_str(), w.one.c_str(),
                   static_cast<unsigned long long>(*f.growth.plateau_iteration),
                   bytes(static_cast<double>(f.final_live_bytes)).c_str());
   }
@@ -296,14 +297,14 @@ std::string bounded_reason(const SiteFinding& f, RunEnd end, const ClassifierOpt
   }
   if (!f.growth.assessed) {
     // Too few iterations to tell growth from a peak: say so, never "no trend".
-    return printf_string("peak %s live, %s; growth not assessed (%llu samples after warm-up; at least %llu iterations needed)",
+    return printf_string("peak %s live, %s; growth not assessed (%llu samples after warm-up; at least %llu %s needed)",
                          bytes(static_cast<double>(f.peak_live_bytes)).c_str(), left.c_str(),
                          static_cast<unsigned long long>(f.growth.samples),
-                         static_cast<unsigned long long>(iterations_needed_for_growth(options)));
+                         static_cast<unsigned long long>(iterations_needed_for_growth(options)), w.many.c_str());
   }
   const std::string head = printf_string("peak %s live, %s; ", bytes(static_cast<double>(f.peak_live_bytes)).c_str(), left.c_str());
-  if (significant_rise(f.growth, options)) return head + below_threshold(f.growth, options);
-  return head + printf_string("no trend across iterations (tau %.2f)", f.growth.confidence);
+  if (significant_rise(f.growth, options)) return head + below_threshold(f.growth, options, w);
+  return head + printf_string("no trend across %s (tau %.2f)", w.many.c_str(), f.growth.confidence);
 }
 
 // The index of the first sample the growth fit reads (the warm-up's are skipped).
@@ -386,7 +387,8 @@ bool constant_at(const SiteRecord& s, std::size_t marks, std::int64_t value) {
 
 }  // namespace
 
-Diagnosis classify(const Recording& rec, const ClassifierOptions& options, std::size_t max_findings) {
+Diagnosis classify(const Recording& rec, const ClassifierOptions& options, std::size_t max_findings,
+                   const StepWords& words) {
   Diagnosis d;
   std::vector<std::uint64_t> iterations;
   std::vector<std::int64_t> totals;
@@ -593,17 +595,17 @@ Diagnosis classify(const Recording& rec, const ClassifierOptions& options, std::
                       f.leaked_blocks == 1 ? "" : "s", leak_words);
         break;
       case Verdict::kGrowth:
-        f.reason = growth_reason(f.growth) + growth_words;
+        f.reason = growth_reason(f.growth, words) + growth_words;
         break;
       case Verdict::kRetained:
         f.reason = printf_string(
-                      "up to %s held after last use (dead for %.0f%% of its lifetime), drag up to %llu ops / %llu iterations",
+                      "up to %s held after last use (dead for %.0f%% of its lifetime), drag up to %llu ops / %llu %s",
                       bytes(static_cast<double>(f.retained.peak_dead_bytes)).c_str(), 100.0 * f.retained.drag_share,
                       static_cast<unsigned long long>(f.retained.drag_ops_max),
-                      static_cast<unsigned long long>(f.retained.drag_iterations_max));
+                      static_cast<unsigned long long>(f.retained.drag_iterations_max), words.many.c_str());
         break;
       case Verdict::kBounded:
-        f.reason = bounded_reason(f, rec.end, options);
+        f.reason = bounded_reason(f, rec.end, options, words);
         break;
     }
     d.sites.push_back(std::move(f));

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "tleak/allocator_error.h"
+#include "tleak/diagnosis/step_words.h"
 
 namespace tleak::diagnosis {
 
@@ -118,6 +119,7 @@ std::string site_label(const std::vector<Frame>& frames, const std::string& focu
 
 std::string summary_sentence(const SiteReport& site, const Report& report) {
   char text[512];
+  const StepWords words = step_words(report.run);
   if (site.verdict == "leak") {
     std::snprintf(text, sizeof text, "leak: %s in %lld block%s never freed, allocated at %s",
                   format_bytes(static_cast<double>(report.totals.leaked_bytes)).c_str(),
@@ -130,23 +132,24 @@ std::string summary_sentence(const SiteReport& site, const Report& report) {
       if (s.verdict == "growth") total += s.growth.slope_bytes_per_iteration;
     }
     if (report.summary.growth_sites > 1) {
-      std::snprintf(text, sizeof text, "growth: +%s per iteration in %llu sites, the most (+%s) at %s",
-                    format_bytes(total).c_str(), static_cast<unsigned long long>(report.summary.growth_sites),
+      std::snprintf(text, sizeof text, "growth: +%s per %s in %llu sites, the most (+%s) at %s",
+                    format_bytes(total).c_str(), words.per.c_str(), static_cast<unsigned long long>(report.summary.growth_sites),
                     format_bytes(site.growth.slope_bytes_per_iteration).c_str(), site.label.c_str());
     } else {
-      std::snprintf(text, sizeof text, "growth: +%s per iteration at %s",
-                    format_bytes(site.growth.slope_bytes_per_iteration).c_str(), site.label.c_str());
+      std::snprintf(text, sizeof text, "growth: +%s per %s at %s", format_bytes(site.growth.slope_bytes_per_iteration).c_str(),
+                    words.per.c_str(), site.label.c_str());
     }
   } else if (site.verdict == "retained") {
-    std::snprintf(text, sizeof text, "retained: %s held after last use (drag up to %llu ops, %llu iterations) at %s",
+    std::snprintf(text, sizeof text, "retained: %s held after last use (drag up to %llu ops, %llu %s) at %s",
                   format_bytes(static_cast<double>(site.retained.peak_dead_bytes)).c_str(),
                   static_cast<unsigned long long>(site.retained.drag_ops_max),
-                  static_cast<unsigned long long>(site.retained.drag_iterations_max), site.label.c_str());
+                  static_cast<unsigned long long>(site.retained.drag_iterations_max), words.many.c_str(),
+                  site.label.c_str());
   } else if (!report.total_growth.assessed) {
-    std::snprintf(text, sizeof text, "bounded: peak %s live, nothing leaked; growth not assessed (%llu iterations; "
+    std::snprintf(text, sizeof text, "bounded: peak %s live, nothing leaked; growth not assessed (%llu %s; "
                   "at least %llu needed); largest site %s",
                   format_bytes(static_cast<double>(report.totals.peak_live_bytes)).c_str(),
-                  static_cast<unsigned long long>(report.run.iterations),
+                  static_cast<unsigned long long>(report.run.iterations), words.many.c_str(),
                   static_cast<unsigned long long>(iterations_needed_for_growth(report.thresholds)), site.label.c_str());
   } else {
     std::snprintf(text, sizeof text, "bounded: peak %s live, nothing leaked; largest site %s",

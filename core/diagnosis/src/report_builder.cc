@@ -127,7 +127,8 @@ void fill_report(Report& report, const Recording& recording, const ClassifierOpt
                  const std::vector<AllocatorStats>& stats, const SiteStack& stack, const FrameResolver& resolve,
                  const std::string& focus, std::size_t max_sites) {
   fill_totals(report, recording, stats);
-  fill_findings(report, recording, classify(recording, options, max_sites), stack, resolve, focus);
+  fill_findings(report, recording, classify(recording, options, max_sites, step_words(report.run)), stack, resolve,
+                focus);
 }
 
 void fill_untracked_totals(Report& report, const std::vector<AllocatorInfo>& allocators,

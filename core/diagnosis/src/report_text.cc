@@ -71,8 +71,12 @@ std::string render_text(const Report& r, std::size_t max_sites) {
   std::ostringstream out;
   const auto bytes = [](double n) { return format_bytes(n); };
   if (r.run.program) {
-    out << "tleak " << r.run.scenario << " (program, " << r.run.iterations
-        << (r.run.program->clock == "iterations" ? " iterations" : " time samples") << ")\n";
+    out << "tleak " << r.run.scenario << " (program, " << r.run.iterations;
+    if (r.run.program->clock == "iterations") {
+      out << " iterations)\n";
+    } else {
+      out << " time samples, one every " << step_words(r.run).per << ")\n";
+    }
   } else {
     out << "tleak " << r.run.scenario << " (" << r.run.variant << ", " << r.run.mode << ", "
         << r.run.iterations << " iterations, scale " << r.run.scale << ")\n";

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "tleak/diagnosis/recorder.h"
+#include "tleak/diagnosis/step_words.h"
 
 namespace tleak::diagnosis {
 
@@ -131,8 +132,9 @@ GrowthFigures fit_growth(const std::vector<std::uint64_t>& iterations,
 // Every site with an allocation gets a finding, worst first, up to `max_findings`; past that, the
 // bounded sites with the smallest peaks are added up in Diagnosis::omitted (leak, growth and
 // retained sites are always listed).
+// `words` name the series' steps in the reasons (step_words.h).
 Diagnosis classify(const Recording& recording, const ClassifierOptions& options,
-                   std::size_t max_findings = SIZE_MAX);
+                   std::size_t max_findings = SIZE_MAX, const StepWords& words = iteration_words());
 
 // The fewest iteration marks with which growth can be assessed (enough samples after warm-up).
 std::uint64_t iterations_needed_for_growth(const ClassifierOptions& options);

@@ -1,0 +1,27 @@
+#include "tleak/diagnosis/step_words.h"
+
+#include <cmath>
+#include <cstdio>
+
+#include "tleak/diagnosis/report.h"
+
+namespace tleak::diagnosis {
+
+StepWords iteration_words() { return {"iteration", "iteration", "iterations"}; }
+
+StepWords sample_words(double sample_seconds) {
+  char period[32];
+  if (sample_seconds < 1) {
+    std::snprintf(period, sizeof period, "%g ms", std::round(sample_seconds * 1e6) / 1e3);
+  } else {
+    std::snprintf(period, sizeof period, "%g s", sample_seconds);
+  }
+  return {period, "sample", "samples"};
+}
+
+StepWords step_words(const RunInfo& run) {
+  if (run.program && run.program->clock == "time") return sample_words(run.program->sample_seconds);
+  return iteration_words();
+}
+
+}  // namespace tleak::diagnosis
