@@ -197,19 +197,14 @@ bool in_eval_loop(std::uint64_t return_address) {
   return return_address > g_eval_start && return_address <= g_eval_end;
 }
 
-int python_stack(PythonFrame* out, int max) {
-  if (g_layout == nullptr) return 0;
+namespace {
+
+// The frames from `frame` on, innermost first, into `out` (at most `max`); returns how many, and
+// where the walk stopped in `*rest` (0: no frames left).
+int walk_frames(std::uintptr_t frame, PythonFrame* out, int max, std::uintptr_t* rest) {
   const PythonLayout& l = *g_layout;
-  // This thread's own state: only its own frames are safe to read, and only by itself.
-  if (read_at<int>(g_runtime, l.runtime_autotss_initialized) == 0) return 0;
-  const auto tstate = reinterpret_cast<std::uintptr_t>(
-      pthread_getspecific(read_at<pthread_key_t>(g_runtime, l.runtime_autotss_key)));
-  if (tstate == 0 || read_at<unsigned long>(tstate, l.tstate_thread_id) != pthread_self()) return 0;
-  const auto cframe = read_at<std::uintptr_t>(tstate, l.tstate_cframe);
-  if (cframe == 0) return 0;
   int n = 0;
-  for (auto frame = read_at<std::uintptr_t>(cframe, l.cframe_current_frame); frame != 0 && n < max;
-       frame = read_at<std::uintptr_t>(frame, l.frame_previous)) {
+  for (; frame != 0 && n < max; frame = read_at<std::uintptr_t>(frame, l.frame_previous)) {
     const auto code = read_at<std::uintptr_t>(frame, l.frame_code);
     const auto prev_instr = read_at<std::uintptr_t>(frame, l.frame_prev_instr);
     const std::uintptr_t first = code + l.code_instructions;
@@ -225,7 +220,47 @@ int python_stack(PythonFrame* out, int max) {
       out[n - 1].is_entry = true;  // keep the activation boundary
     }
   }
+  *rest = frame;
   return n;
+}
+
+const char* g_focus = nullptr;
+std::size_t g_focus_bytes = 0;
+
+}  // namespace
+
+int python_stack(PythonFrame* out, int max, std::uintptr_t* rest) {
+  *rest = 0;
+  if (g_layout == nullptr) return 0;
+  const PythonLayout& l = *g_layout;
+  // This thread's own state: only its own frames are safe to read, and only by itself.
+  if (read_at<int>(g_runtime, l.runtime_autotss_initialized) == 0) return 0;
+  const auto tstate = reinterpret_cast<std::uintptr_t>(
+      pthread_getspecific(read_at<pthread_key_t>(g_runtime, l.runtime_autotss_key)));
+  if (tstate == 0 || read_at<unsigned long>(tstate, l.tstate_thread_id) != pthread_self()) return 0;
+  const auto cframe = read_at<std::uintptr_t>(tstate, l.tstate_cframe);
+  if (cframe == 0) return 0;
+  return walk_frames(read_at<std::uintptr_t>(cframe, l.cframe_current_frame), out, max, rest);
+}
+
+int python_stack_beyond(PythonFrame* out, int max, std::uintptr_t* rest) {
+  if (g_layout == nullptr || *rest == 0) return 0;
+  return walk_frames(*rest, out, max, rest);
+}
+
+void python_set_focus(const char* prefix) {
+  g_focus = prefix != nullptr && *prefix != '\0' ? prefix : nullptr;
+  g_focus_bytes = g_focus != nullptr ? std::strlen(g_focus) : 0;
+}
+
+PythonCodeKind python_code_kind(std::uint64_t code) {
+  char file[512];
+  copy_text(read_at<std::uintptr_t>(code, g_layout->code_filename), file, sizeof file);
+  if (std::strncmp(file, "<frozen importlib", 17) == 0) return PythonCodeKind::kImportMachinery;
+  if (g_focus != nullptr) return std::strncmp(file, g_focus, g_focus_bytes) == 0 ? PythonCodeKind::kUser : PythonCodeKind::kLibrary;
+  const bool library = file[0] == '\0' || file[0] == '<' || std::strstr(file, "/lib/python3") != nullptr ||
+                       std::strstr(file, "/site-packages/") != nullptr || std::strstr(file, "/dist-packages/") != nullptr;
+  return library ? PythonCodeKind::kLibrary : PythonCodeKind::kUser;
 }
 
 void python_code_identity(std::uint64_t code, std::uint64_t* file, std::uint64_t* name) {

@@ -35,8 +35,21 @@ int python_data_only_kinds(DataOnlyKind* out, int max);
 // pymalloc's pool geometry in this interpreter, for the exit scan; false without Python.
 bool python_object_pools(PoolGeometry* out);
 
-// This thread's Python frames, innermost first; 0 for a thread that never ran Python.
-int python_stack(PythonFrame* out, int max);
+// This thread's Python frames, innermost first; 0 for a thread that never ran Python. `*rest` is
+// set to where the walk stopped with frames left (for python_stack_beyond), or 0 at the end.
+int python_stack(PythonFrame* out, int max, std::uintptr_t* rest);
+
+// The frames after `rest`, at most `max` of them (is_entry not kept); `*rest` moves on likewise.
+int python_stack_beyond(PythonFrame* out, int max, std::uintptr_t* rest);
+
+// The user's Python code is every file but the standard library's, installed packages' and frozen
+// modules' (the rule of the report's labels), or, when tleak was given --focus, the files under
+// that prefix. Read from the environment at start-up (kEnvPythonFocus).
+void python_set_focus(const char* prefix);
+enum class PythonCodeKind : std::uint8_t { kUser, kLibrary, kImportMachinery };
+// Whose the code object's file is, by that rule (reads its file name: call on a cache miss, not
+// per frame). The import machinery (<frozen importlib._bootstrap>...) is a library apart.
+PythonCodeKind python_code_kind(std::uint64_t code);
 
 // Whether a return address lies in the eval loop's function (where Python frames belong).
 bool in_eval_loop(std::uint64_t return_address);

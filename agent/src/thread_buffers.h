@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstdint>
 
+#include "python_frames.h"
 #include "site_table.h"
 #include "tleak/agent/protocol.h"
 #include "tleak/detail/spin_lock.h"
@@ -30,6 +31,14 @@ struct PythonCacheEntry {
   std::uint32_t id;  // 0: empty
 };
 
+// Whose a code object is (python_code_kind), by code object; its file object checks that the
+// object at that address is still the one classified.
+struct PythonKindEntry {
+  std::uint64_t code;  // 0: empty
+  std::uint64_t file;
+  PythonCodeKind kind;
+};
+
 struct ThreadBuffer {
   static constexpr std::uint32_t kCacheEntries = 1024;
   static constexpr std::uint32_t kPythonCacheEntries = 512;
@@ -42,6 +51,8 @@ struct ThreadBuffer {
   std::uint64_t allocated_since_send = 0;
   SiteCacheEntry cache[kCacheEntries];
   PythonCacheEntry python_cache[kPythonCacheEntries];
+  static constexpr std::uint32_t kPythonKindEntries = 256;
+  PythonKindEntry python_kinds[kPythonKindEntries];
   // The last site this buffer sent, which the next one is written against (SiteRecord::base),
   // and how many records in a row have been written against another.
   std::uint32_t last_site = 0;

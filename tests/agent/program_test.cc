@@ -910,6 +910,40 @@ TEST_F(ProgramRun, NumpyLoopKeepingArraysIsGrowthAndTheFixedOneBounded) {
   EXPECT_EQ(report_["totals"]["leaked_bytes"], 0);
 }
 
+// A library called deep below the user's code (a model's layers): the 12 Python frames a stack
+// keeps are all the library's, and the agent goes on to the innermost frame of the user's code,
+// after a frame that says how many it left out. The site is named by the user's line.
+TEST_F(ProgramRun, TheUsersLineIsFoundBeyondTheKeptPythonFrames) {
+  const std::string script = std::string(TLEAK_SOURCE_DIR) + "/tests/programs/deep_calls.py";
+  auto r = tleak_run({"--focus", script}, {TLEAK_PYTHON, script});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "kept 30\n");
+  const std::string keep = "deep_calls.py:" + std::to_string(line_of("deep_calls.py", "KEEP")) + " in <module>";
+  const Json& top = report_["sites"][0];
+  EXPECT_EQ(top["verdict"], "growth");
+  EXPECT_EQ(top["label"], keep);
+  EXPECT_NEAR(top["growth"]["slope_bytes_per_iteration"].get<double>(), 65536.0, 65536.0 * 0.02);
+  // The kept frames: the innermost 12 of down() (the first at its ALLOCATE line); then the gap:
+  // 9 more of down() and grow(); then the script's line.
+  std::vector<std::string> python;
+  for (const Json& f : top["frames"]) {
+    if (f["kind"] == "python") python.push_back(f["function"].get<std::string>() + ":" + std::to_string(f["line"].get<int>()));
+  }
+  ASSERT_EQ(python.size(), 14u) << top["frames"].dump(1);
+  EXPECT_EQ(python[0], "down:" + std::to_string(line_of("python_lib/deep_helper.py", "ALLOCATE")));
+  for (std::size_t i = 1; i < 12; ++i) EXPECT_EQ(python[i].rfind("down:", 0), 0u) << python[i];
+  EXPECT_EQ(python[12], "(10 Python frames left out):0");
+  EXPECT_EQ(python[13], "<module>:" + std::to_string(line_of("deep_calls.py", "KEEP")));
+
+  // Without --focus the library's file is the user's too (it is no installed package): its
+  // innermost frame names the site, and nothing is left out.
+  r = tleak_run({}, {TLEAK_PYTHON, script});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Json& same = report_["sites"][0];
+  EXPECT_EQ(same["label"], "deep_helper.py:" + std::to_string(line_of("python_lib/deep_helper.py", "ALLOCATE")) + " in down");
+  for (const Json& f : same["frames"]) EXPECT_EQ(f["function"].get<std::string>().find("left out"), std::string::npos);
+}
+
 TEST_F(ProgramRun, CheckGatesCommandsLikeScenarios) {
   const std::string checks = path("checks.json");
   Json j = {{"schema", "tleak.checks/1"},

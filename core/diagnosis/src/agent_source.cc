@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdio>
 #include <cstring>
 
 #include "lane_merge.h"
@@ -404,6 +405,16 @@ std::vector<ModuleInfo> AgentSource::modules() const { return modules_; }
 
 Frame AgentSource::resolve(std::uintptr_t word, Symbolizer& symbolizer) const {
   if ((word & agent::kPythonFrameBit) == 0) return symbolizer.symbolize(word);
+  if ((word & agent::kPythonGapBit) != 0) {
+    // The agent went past the kept Python frames to the innermost one of the user's code.
+    const auto left_out = static_cast<std::uint32_t>(word);
+    Frame gap;
+    gap.kind = "python";
+    char text[64];
+    std::snprintf(text, sizeof text, "(%u Python frame%s left out)", left_out, left_out == 1 ? "" : "s");
+    gap.function = text;
+    return gap;
+  }
   const auto it = python_frames_.find(static_cast<std::uint32_t>(word & ~agent::kPythonFrameBit));
   if (it != python_frames_.end()) return it->second;
   Frame unknown;

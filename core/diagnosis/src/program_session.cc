@@ -172,6 +172,11 @@ pid_t start_child(const ProgramOptions& o, const std::string& path, int stream_f
     setenv(agent::kEnvPid, std::to_string(getpid()).c_str(), 1);
     setenv(agent::kEnvStackDepth, depth.c_str(), 1);
     setenv(agent::kEnvSampleMicros, sample_us.c_str(), 1);
+    if (o.focus.empty()) {
+      unsetenv(agent::kEnvPythonFocus);
+    } else {
+      setenv(agent::kEnvPythonFocus, o.focus.c_str(), 1);
+    }
     sigprocmask(SIG_SETMASK, &original_mask, nullptr);
     execv(path.c_str(), argv.data());
     const int error = errno;

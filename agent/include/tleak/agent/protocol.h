@@ -39,6 +39,8 @@ inline constexpr const char* kEnvControlPath = "TLEAK_AGENT_CONTROL_PATH";
 inline constexpr const char* kEnvPid = "TLEAK_AGENT_PID";               // the process to track
 inline constexpr const char* kEnvStackDepth = "TLEAK_AGENT_STACK_DEPTH";
 inline constexpr const char* kEnvSampleMicros = "TLEAK_AGENT_SAMPLE_US";  // time fence period
+// --focus: the path prefix of the user's Python files (unset: every file but the library's).
+inline constexpr const char* kEnvPythonFocus = "TLEAK_AGENT_PYTHON_FOCUS";
 
 enum class RecordKind : std::uint16_t {
   kHello = 1,     // HelloRecord: the first record of a process image
@@ -101,6 +103,10 @@ struct SiteRecord {
 // CLOCK_MONOTONIC nanoseconds otherwise; comparable across threads either way.
 // A site's frames may include Python frames: words with the top bit set, the frame's id below.
 inline constexpr std::uint64_t kPythonFrameBit = std::uint64_t{1} << 63;
+// A stack whose kept Python frames (at most the stack depth, the innermost) hold none of the
+// user's code goes on to the innermost frame that does, after this word: Python frames left out
+// here, as many as its low 32 bits say. (A Python word with this bit is no frame id.)
+inline constexpr std::uint64_t kPythonGapBit = std::uint64_t{1} << 62;
 
 struct PythonFrameRecord {
   RecordHeader header;
