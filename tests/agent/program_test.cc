@@ -830,6 +830,19 @@ TEST_F(ProgramRun, GrowthWithoutMarksIsPerSamplePeriod) {
   EXPECT_EQ(r.err.find("iteration"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("(program, "), std::string::npos) << r.err;
   EXPECT_NE(r.err.find(" time samples, one every 50 ms)"), std::string::npos) << r.err;
+
+  // tleak diff of two such reports reads their clock: the growth is per 50 ms there too.
+  const auto d = run_process(TLEAK_BINARY, {"diff", path("report.json"), path("report.json")});
+  ASSERT_EQ(d.exit_code, 0) << d.err;
+  EXPECT_NE(d.out.find("/50 ms -> "), std::string::npos) << d.out;
+  EXPECT_EQ(d.out.find("/iter"), std::string::npos) << d.out;
+  // A period no run can have is a malformed report: one line, exit 2.
+  Json bad = report_;
+  bad["run"]["program"]["sample_seconds"] = 0;
+  std::ofstream(path("bad.json")) << bad.dump();
+  const auto refused = run_process(TLEAK_BINARY, {"diff", path("report.json"), path("bad.json")});
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_NE(refused.err.find("\"sample_seconds\" in run.program is out of range"), std::string::npos) << refused.err;
 }
 
 // A program that only frees for a while (a teardown) is still sampled, and still answers tleak's

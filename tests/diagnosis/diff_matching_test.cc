@@ -61,5 +61,30 @@ TEST(DiffMatching, MergedSitesTakeTheWorstVerdict) {
   EXPECT_EQ(d.sites[0].peak_live_a, 150);
 }
 
+// Two snapshots of a program sampled every 50 ms: its growth is per 50 ms, and the diff says so,
+// never "per iteration"; runs on different clocks are compared with a note that says which is which.
+TEST(DiffMatching, GrowthOfTimeSampledRunsIsPerTheirPeriod) {
+  SiteSummary slow = site("f", 10, "growth", 100), fast = site("f", 10, "growth", 100);
+  slow.slope_bytes_per_iteration = 1024;
+  fast.slope_bytes_per_iteration = 4096;
+  ReportSummary a = report({slow}), b = report({fast});
+  a.words = b.words = sample_words(0.05);
+  a.slope_bytes_per_iteration = 1024;
+  b.slope_bytes_per_iteration = 4096;
+  const Diff d = diff_reports(a, b, false);
+  ASSERT_EQ(d.regressions().size(), 1u);
+  EXPECT_EQ(d.regressions()[0].what, "f:10: grows +3.0 KiB more per 50 ms");
+  const std::string text = render_text(d, 10);
+  EXPECT_NE(text.find("growth: 1.0 KiB/50 ms -> 4.0 KiB/50 ms (+3.0 KiB)"), std::string::npos) << text;
+  EXPECT_EQ(text.find("iter"), std::string::npos) << text;
+  EXPECT_EQ(text.find("note:"), std::string::npos) << text;
+
+  a.words = iteration_words();
+  const std::string mixed = render_text(diff_reports(a, b, false), 10);
+  EXPECT_NE(mixed.find("growth: 1.0 KiB/iter -> 4.0 KiB/50 ms"), std::string::npos) << mixed;
+  EXPECT_NE(mixed.find("note: the runs' growth is per different steps (A per iteration, B per 50 ms)"), std::string::npos)
+      << mixed;
+}
+
 }  // namespace
 }  // namespace tleak::diagnosis

@@ -176,6 +176,19 @@ if (growthProgram) {
     assert.deepEqual(requests, [], "requests beyond the page");
     await page.close();
   });
+  // The diff page of two such reports: its growth per 50 ms too.
+  const diffHtml = path.join(outDir, "timed-diff.html");
+  execFileSync(tleak, ["diff", json, json, "--html", diffHtml], { stdio: ["ignore", "ignore", "ignore"] });
+  await check("time-sampled diff page", async () => {
+    const { page, errors } = await open(diffHtml);
+    const headers = await page.$$eval("#diff-sites th", (ths) => ths.map((t) => t.textContent));
+    assert.ok(headers.includes("growth / 50 ms"), `headers: ${headers}`);
+    const body = await page.$eval("body", (b) => b.innerText);
+    assert.ok(/ per 50 ms → /.test(body), "no growth per 50 ms on the diff page");
+    assert.ok(!/iteration/.test(body), "the diff page says 'iteration' of a program that has none");
+    assert.deepEqual(errors, [], "console errors");
+    await page.close();
+  });
 }
 
 // A stripped program's page (Debian's ls): its frames with no symbol are named by their place in

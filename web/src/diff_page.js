@@ -3,7 +3,7 @@
 import uPlot from "uplot";
 import { select } from "d3-selection";
 import flamegraph, { colorMapper } from "d3-flame-graph";
-import { bytes, byteRate, siteWeight, MEASURES } from "./report_model.js";
+import { bytes, byteRate, siteWeight, MEASURES, stepWords } from "./report_model.js";
 import { reportFromPageData } from "./page_data.js";
 import { stackTree } from "./stack_tree.js";
 import { el, figureList } from "./dom.js";
@@ -77,20 +77,25 @@ export function renderDiff(data) {
 
   const t = diff.totals;
   const pair = (x, f = bytes) => `${f(x.a)} → ${f(x.b)}`;
+  // What each run's series are per: iterations, or a program's time samples (step_words.h).
+  const wordsA = stepWords(a.run), wordsB = stepWords(b.run);
+  const same = wordsA.per === wordsB.per;
+  const rates = (x) => `${x.a == null ? "-" : byteRate(x.a, wordsA)} → ${x.b == null ? "-" : byteRate(x.b, wordsB)}`;
   page.append(
     el("h1", {}, "tleak diff"),
     el("p", { class: `sentence verdict-${diff.counts.regressions > 0 ? "growth" : "bounded"}`, id: "diff-sentence" },
       `${diff.counts.regressions} regression(s): ${diff.counts.changed} site(s) changed, ${diff.counts.new} new, ${diff.counts.gone} gone`),
     figureList([["before (A)", name(a)], ["after (B)", name(b)], ["peak live", pair(t.peak_live_bytes)],
       ["final live", pair(t.final_live_bytes)], ["leaked", pair(t.leaked_bytes)],
-      ["growth", pair(t.growth_bytes_per_iteration, (v) => byteRate(v))], ["dead-held peak", pair(t.retained_peak_bytes)]]),
-    el("h2", {}, "Live bytes per iteration, both runs"),
+      ["growth", rates(t.growth_bytes_per_iteration)], ["dead-held peak", pair(t.retained_peak_bytes)]]),
+    el("h2", {}, same ? `Live bytes per ${wordsB.one === "sample" ? `${wordsB.per} sample` : "iteration"}, both runs` : "Live bytes per step of each run (A and B are sampled differently)"),
     el("div", { id: "diff-timeline", class: "chart" }),
     el("h2", {}, "Sites, regressions first"),
     el("table", { class: "sites", id: "diff-sites" }),
     el("h2", {}, "Differential flame graph"),
     el("div", { class: "controls" },
-      el("label", {}, "weight ", el("select", { id: "diff-measure" }, ...MEASURES.map(([v, title]) => el("option", { value: v }, title)))),
+      el("label", {}, "weight ", el("select", { id: "diff-measure" }, ...MEASURES.map(([v, title]) =>
+        el("option", { value: v }, v === "growth" ? (same ? `growth, bytes per ${wordsB.per}` : "growth, bytes per step") : title)))),
       el("span", { class: "hint" }, "Widths: run B (run A for a site that is gone). Red: grew from A to B; blue: shrank; orange: all of it is new in B. Click a frame to zoom.")),
     el("div", { id: "diff-flame", class: "chart" }));
 
@@ -100,19 +105,19 @@ export function renderDiff(data) {
   if (iterations.length > 0) {
     new uPlot({
       width: Math.max(480, document.getElementById("diff-timeline").clientWidth || 900), height: 280, scales: { x: { time: false } },
-      series: [{ label: "iteration" }, { label: "A live", stroke: "#1f77b4", value: (u, v) => bytes(v) }, { label: "B live", stroke: "#d62728", value: (u, v) => bytes(v) }],
-      axes: [{ label: "iteration" }, { values: (u, vals) => vals.map(bytes), size: 80 }],
+      series: [{ label: same ? wordsB.one : "step" }, { label: "A live", stroke: "#1f77b4", value: (u, v) => bytes(v) }, { label: "B live", stroke: "#d62728", value: (u, v) => bytes(v) }],
+      axes: [{ label: same ? wordsB.one : "step" }, { values: (u, vals) => vals.map(bytes), size: 80 }],
     }, [iterations, at(a), at(b)], document.getElementById("diff-timeline"));
   }
 
-  const head = ["status", "site", "verdict", "peak", "leaked", "growth / iteration", "dead-held peak", "regressions"];
+  const head = ["status", "site", "verdict", "peak", "leaked", same ? `growth / ${wordsB.per}` : "growth", "dead-held peak", "regressions"];
   // Regressions come first (tleak diff's order); a diff of 100,000 sites draws the first rows only.
   const kShownRows = 500;
   const rows = diff.sites.slice(0, kShownRows).map((s) => el("tr", { class: `row status-${s.status}${s.regressions.length ? " regressed" : ""}` },
     el("td", {}, s.status), el("td", { title: s.label }, s.label),
     el("td", {}, `${s.verdict.a ?? "-"} → ${s.verdict.b ?? "-"}`),
     el("td", {}, pair(s.peak_live_bytes)), el("td", {}, pair(s.leaked_bytes)),
-    el("td", {}, pair(s.growth_bytes_per_iteration, (v) => (v == null ? "-" : byteRate(v)))), el("td", {}, pair(s.retained_peak_bytes)),
+    el("td", {}, rates(s.growth_bytes_per_iteration)), el("td", {}, pair(s.retained_peak_bytes)),
     el("td", {}, s.regressions.map((r) => r.kind).join(", "))));
   document.getElementById("diff-sites").replaceChildren(el("thead", {}, el("tr", {}, ...head.map((h) => el("th", {}, h)))), el("tbody", {}, ...rows));
   document.getElementById("diff-sites").before(el("p", { class: "hint", id: "diff-sites-count" },

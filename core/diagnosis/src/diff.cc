@@ -22,7 +22,7 @@ std::string signed_bytes(double n) { return (n >= 0 ? "+" : "-") + format_bytes(
 // A change of slope smaller than this share is noise of the fit, not a regression.
 constexpr double kSlopeTolerance = 0.05;
 
-void compare(SiteDelta& d, const std::string& label) {
+void compare(SiteDelta& d, const std::string& label, const StepWords& words) {
   const bool in_a = !d.verdict_a.empty(), in_b = !d.verdict_b.empty();
   const auto add = [&](RegressionKind kind, std::int64_t bytes, const std::string& what, bool verdict_worse = false) {
     d.regressions.push_back({kind, label + ": " + what, bytes, verdict_worse});
@@ -40,7 +40,7 @@ void compare(SiteDelta& d, const std::string& label) {
     if (d.leaked_b > d.leaked_a) add(RegressionKind::kLeak, d.leaked_b - d.leaked_a, "leaks " + signed_bytes(static_cast<double>(d.leaked_b - d.leaked_a)) + " more");
     if (d.verdict_b == "growth" && d.slope_b > d.slope_a * (1 + kSlopeTolerance)) {
       add(RegressionKind::kGrowth, static_cast<std::int64_t>(d.slope_b - d.slope_a),
-          "grows " + signed_bytes(d.slope_b - d.slope_a) + " more per iteration");
+          "grows " + signed_bytes(d.slope_b - d.slope_a) + " more per " + words.per);
     }
     if (d.verdict_b == "retained" && d.retained_peak_b > d.retained_peak_a) {
       add(RegressionKind::kRetained, d.retained_peak_b - d.retained_peak_a,
@@ -118,6 +118,8 @@ Diff diff_reports(const ReportSummary& a, const ReportSummary& b, bool force) {
   diff.variant_a = a.variant;
   diff.variant_b = b.variant;
   diff.forced = a.scenario != b.scenario;
+  diff.words_a = a.words;
+  diff.words_b = b.words;
 
   std::unordered_map<std::string_view, std::size_t> index;  // key -> position in diff.sites
   index.reserve(a.sites.size() + b.sites.size());
@@ -176,7 +178,7 @@ Diff diff_reports(const ReportSummary& a, const ReportSummary& b, bool force) {
   }
   for (SiteDelta& d : diff.sites) {
     const bool in_a = !d.verdict_a.empty(), in_b = !d.verdict_b.empty();
-    compare(d, d.label);
+    compare(d, d.label, diff.words_b);
     if (!in_a) {
       d.status = "new";
       ++diff.new_sites;
@@ -243,12 +245,18 @@ nlohmann::json to_json(const Diff& d) {
 
 std::string render_text(const Diff& d, std::size_t max_sites) {
   std::ostringstream out;
-  const auto line = [&](const char* name, double a, double b, bool per_iteration = false) {
-    out << "  " << name << ": " << format_bytes(a) << (per_iteration ? "/iter" : "") << " -> " << format_bytes(b)
-        << (per_iteration ? "/iter" : "") << " (" << signed_bytes(b - a) << ")\n";
+  // A slope's unit: "/iter", or a program's sampling period ("/100 ms").
+  const auto per = [](const StepWords& w) { return w.per == "iteration" ? std::string("/iter") : "/" + w.per; };
+  const auto line = [&](const char* name, double a, double b, bool per_step = false) {
+    out << "  " << name << ": " << format_bytes(a) << (per_step ? per(d.words_a) : "") << " -> " << format_bytes(b)
+        << (per_step ? per(d.words_b) : "") << " (" << signed_bytes(b - a) << ")\n";
   };
   out << "tleak diff: " << d.scenario_a << " (" << d.variant_a << ") -> " << d.scenario_b << " (" << d.variant_b << ")\n";
   if (d.forced) out << "note: different scenarios, compared because of --force\n";
+  if (d.words_a.per != d.words_b.per) {
+    out << "note: the runs' growth is per different steps (A per " << d.words_a.per << ", B per " << d.words_b.per
+        << "): slopes compare only as figures\n";
+  }
   const DiffTotals& t = d.totals;
   out << "totals:\n";
   line("peak live", static_cast<double>(t.peak_live_a), static_cast<double>(t.peak_live_b));

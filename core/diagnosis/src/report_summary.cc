@@ -57,6 +57,24 @@ std::string_view text(const element& object, const char* name, const std::string
   return value;
 }
 
+// What a report's series are sampled by: a program's run says its clock (run.program, null for a
+// scenario's run).
+StepWords words_of_run(const element& run) {
+  simdjson::dom::object fields;
+  if (run.get(fields) != simdjson::SUCCESS) return iteration_words();
+  element program;
+  if (fields["program"].get(program) != simdjson::SUCCESS || program.is_null()) return iteration_words();
+  const std::string_view clock = text(program, "clock", "run.program");
+  if (clock == "iterations") return iteration_words();
+  if (clock != "time") throw ReportError("malformed report: \"clock\" in run.program is neither \"iterations\" nor \"time\"");
+  const double seconds = number(program, "sample_seconds", "run.program");
+  // --sample-every's own range.
+  if (!(seconds >= 0.001 && seconds <= 3600)) {
+    throw ReportError("malformed report: \"sample_seconds\" in run.program is out of range (1 ms to 1 hour)");
+  }
+  return sample_words(seconds);
+}
+
 }  // namespace
 
 void check_report_schema(std::string_view schema) {
@@ -78,7 +96,8 @@ void check_report_schema(std::string_view schema) {
 
 ReportSummary summarize(const Report& r) {
   ReportSummary s{r.run.scenario, r.run.variant, r.totals.peak_live_bytes, r.totals.final_live_bytes,
-                  r.totals.leaked_bytes, r.total_retained.peak_dead_bytes, r.total_growth.slope_bytes_per_iteration, {}};
+                  r.totals.leaked_bytes, r.total_retained.peak_dead_bytes, r.total_growth.slope_bytes_per_iteration, {},
+                  step_words(r.run)};
   s.sites.reserve(r.sites.size());
   for (const SiteReport& site : r.sites) {
     s.sites.push_back({site_key(site.frames), site_loose_key(site.frames), site.label, site.verdict,
@@ -116,6 +135,7 @@ ReportSummary read_report_summary(const std::string& path) {
     const element run = member(doc, "run", "the report");
     s.scenario = text(run, "scenario", "run");
     s.variant = text(run, "variant", "run");
+    s.words = words_of_run(run);
     const element totals = member(doc, "totals", "the report");
     s.peak_live_bytes = integer(totals, "peak_live_bytes", "totals");
     s.final_live_bytes = integer(totals, "final_live_bytes", "totals");

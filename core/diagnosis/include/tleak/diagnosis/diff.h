@@ -54,6 +54,7 @@ struct Diff {
   std::string scenario_a, scenario_b;
   std::string variant_a, variant_b;
   bool forced = false;  // different scenarios compared on request
+  StepWords words_a = iteration_words(), words_b = iteration_words();  // what each run's slopes are per
   DiffTotals totals;
   std::vector<SiteDelta> sites;  // changed first, largest change first
   std::size_t new_sites = 0, gone_sites = 0, changed_sites = 0;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "tleak/diagnosis/report.h"
+#include "tleak/diagnosis/step_words.h"
 
 namespace tleak::diagnosis {
 
@@ -30,6 +31,7 @@ struct ReportSummary {
   std::int64_t peak_live_bytes = 0, final_live_bytes = 0, leaked_bytes = 0, retained_peak_bytes = 0;
   double slope_bytes_per_iteration = 0;
   std::vector<SiteSummary> sites;
+  StepWords words = iteration_words();  // what the slopes are per (a program's time samples, or iterations)
 };
 
 ReportSummary summarize(const Report& report);
