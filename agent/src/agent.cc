@@ -321,6 +321,28 @@ PythonCodeKind code_kind(ThreadBuffer* buffer, const PythonFrame& frame) {
 // How far past the kept frames the innermost frame of the user's code is looked for.
 constexpr int kUserFrameSearch = 64;
 
+// The innermost frame of the user's code from `rest` on (within kUserFrameSearch frames, and not
+// past the import machinery): writes the gap word and its id to `out` and returns 2, or 0. Apart
+// (not inlined) so its frames and the file name it may read take stack only while it searches.
+[[gnu::noinline]] std::uint32_t user_frame_beyond(ThreadBuffer* buffer, std::uintptr_t rest, std::uint64_t* out,
+                                                  NewPythonFrame* fresh, int* fresh_count) {
+  PythonFrame beyond[16];
+  for (std::uint32_t skipped = 0; skipped < kUserFrameSearch && rest != 0;) {
+    const int m = python_stack_beyond(beyond, 16, &rest);
+    for (int i = 0; i < m; ++i, ++skipped) {
+      const PythonCodeKind kind = code_kind(buffer, beyond[i]);
+      if (kind == PythonCodeKind::kImportMachinery) return 0;
+      if (kind == PythonCodeKind::kLibrary) continue;
+      const std::uint32_t id = python_frame_id(buffer, beyond[i], fresh, fresh_count);
+      if (id == 0) return 0;
+      out[0] = kPythonFrameBit | kPythonGapBit | skipped;
+      out[1] = kPythonFrameBit | id;
+      return 2;
+    }
+  }
+  return 0;
+}
+
 // Native frames with the Python frames put where the interpreter ran them: each call of the eval
 // loop (a native frame in _PyEval_EvalFrameDefault) stands for the Python frames it ran, up to
 // the one it was entered with. Python frames beyond the native depth go last (they are outer).
@@ -358,21 +380,7 @@ std::uint32_t with_python_frames(ThreadBuffer* buffer, const std::uintptr_t* nat
   for (int i = 0; i < n; ++i) {
     if (code_kind(buffer, python[i]) != PythonCodeKind::kLibrary) return depth;
   }
-  PythonFrame beyond[16];
-  for (std::uint32_t skipped = 0; skipped < kUserFrameSearch && rest != 0;) {
-    const int m = python_stack_beyond(beyond, 16, &rest);
-    for (int i = 0; i < m; ++i, ++skipped) {
-      const PythonCodeKind kind = code_kind(buffer, beyond[i]);
-      if (kind == PythonCodeKind::kImportMachinery) return depth;
-      if (kind == PythonCodeKind::kLibrary) continue;
-      const std::uint32_t id = python_frame_id(buffer, beyond[i], fresh, fresh_count);
-      if (id == 0) return depth;
-      out[depth++] = kPythonFrameBit | kPythonGapBit | skipped;
-      out[depth++] = kPythonFrameBit | id;
-      return depth;
-    }
-  }
-  return depth;
+  return depth + user_frame_beyond(buffer, rest, out + depth, fresh, fresh_count);
 }
 
 void write_python_frame(ThreadBuffer* buffer, const NewPythonFrame& f) {
