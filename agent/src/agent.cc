@@ -372,10 +372,12 @@ std::uint32_t with_python_frames(ThreadBuffer* buffer, const std::uintptr_t* nat
     }
   }
   while (next < n && depth < kMaxFrames) emit_activation();
-  // Not in an import: a module's code run by an import, and the static initializers of the
-  // libraries it loads, have the import machinery's frames all the way out to the script's import
-  // line, which every one of their allocations would walk to (importing PyTorch took 260 ms more of
-  // 1.3 s with it). Their sites are named by the module imported, as without the search.
+  // Searched only when every kept frame is a library's: a frame of the user's among them names the
+  // site already, and one of the import machinery's means an import. A module's code run by an
+  // import, and the static initializers of the libraries it loads, have the import machinery's
+  // frames all the way out to the script's import line, which every one of their allocations would
+  // walk to (importing PyTorch took 260 ms more of 1.3 s with it); their sites are named by the
+  // module imported, as without the search.
   if (rest == 0 || depth + 2 > kMaxFrames) return depth;
   for (int i = 0; i < n; ++i) {
     if (code_kind(buffer, python[i]) != PythonCodeKind::kLibrary) return depth;
