@@ -279,11 +279,6 @@ PassThrough::~PassThrough() { t_inside = was_inside_; }
 
 namespace {
 
-struct NewPythonFrame {
-  PythonFrame frame;
-  std::uint32_t id;
-};
-
 // The Python frame id of `frame`, from this thread's cache or the shared table; a new id is
 // added to `fresh` so its description is sent before the site that names it.
 std::uint32_t python_frame_id(ThreadBuffer* buffer, const PythonFrame& frame, NewPythonFrame* fresh, int* fresh_count) {
@@ -352,7 +347,7 @@ constexpr int kUserFrameSearch = 64;
 // that called it, not only the library's frames.
 std::uint32_t with_python_frames(ThreadBuffer* buffer, const std::uintptr_t* native, int native_depth,
                                  std::uint64_t* out, NewPythonFrame* fresh, int* fresh_count) {
-  PythonFrame python[kMaxFrames];
+  PythonFrame* python = buffer->scratch.python;
   // At most as many Python frames as native ones: the innermost, where the program asked.
   std::uintptr_t rest = 0;
   const int n = python_stack(python, g_stack_depth < static_cast<int>(kMaxFrames) ? g_stack_depth : static_cast<int>(kMaxFrames), &rest);
@@ -454,7 +449,8 @@ void recording::record_captured_alloc(const void* address, std::size_t size, voi
     int depth = count > 1 ? count - 1 : 0;
     // An operator new of the agent's that passed the call on to libstdc++'s (interpose_new.cc)
     // stays on the stack where the compiler made no tail call: it is no frame of the program's.
-    std::uintptr_t without_agent[kMaxFrames];
+    StackScratch& scratch = buffer->scratch;
+    std::uintptr_t* without_agent = scratch.without_agent;
     for (int k = 0; k < depth && k < 3; ++k) {
       if (!g_agent_code.holds(reinterpret_cast<const void*>(frames[k]))) continue;
       std::memcpy(without_agent, frames, k * sizeof frames[0]);
@@ -465,12 +461,11 @@ void recording::record_captured_alloc(const void* address, std::size_t size, voi
     }
     const auto* words = reinterpret_cast<const std::uint64_t*>(frames);
     auto d = static_cast<std::uint32_t>(depth);
-    std::uint64_t mixed[kMaxFrames];
-    NewPythonFrame fresh[kMaxFrames + 1];  // the kept frames and the user's beyond them
+    NewPythonFrame* fresh = scratch.fresh;
     int fresh_count = 0;
     if (python_enabled() && g_stack_depth > 0) {
-      d = with_python_frames(buffer, frames, depth, mixed, fresh, &fresh_count);
-      words = mixed;
+      d = with_python_frames(buffer, frames, depth, scratch.words, fresh, &fresh_count);
+      words = scratch.words;
     }
     step_profile::lap(step_profile::kPython, &lap);
     const StackKey key = SiteTable::key(words, d);

@@ -39,6 +39,22 @@ struct PythonKindEntry {
   PythonCodeKind kind;
 };
 
+// A Python frame given an id by the allocation being recorded, to be described before its site.
+struct NewPythonFrame {
+  PythonFrame frame;
+  std::uint32_t id;
+};
+
+// Where the agent builds one allocation's stack: in the thread's buffer, not on the thread's own
+// stack, which may be small (16 KiB is allowed: tests/programs/small_stack.c); the owning thread
+// alone uses it, and only while it records (never re-entered: a malloc inside is passed through).
+struct StackScratch {
+  std::uintptr_t without_agent[kMaxFrames];
+  std::uint64_t words[kMaxFrames];
+  PythonFrame python[kMaxFrames];
+  NewPythonFrame fresh[kMaxFrames + 1];  // the kept Python frames and the user's beyond them
+};
+
 struct ThreadBuffer {
   static constexpr std::uint32_t kCacheEntries = 1024;
   static constexpr std::uint32_t kPythonCacheEntries = 512;
@@ -59,6 +75,7 @@ struct ThreadBuffer {
   std::uint32_t last_depth = 0;
   std::uint32_t chain = 0;
   std::uint64_t last_frames[kMaxFrames];
+  StackScratch scratch;
   alignas(64) unsigned char data[kMaxMessageBytes];
 
   // Room for `bytes` more (sending what is there first if needed). Call with `lock` held.
