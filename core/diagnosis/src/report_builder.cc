@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "tleak/diagnosis/step_words.h"
+
 namespace tleak::diagnosis {
 namespace {
 

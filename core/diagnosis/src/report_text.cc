@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "tleak/allocator_error.h"
+#include "tleak/diagnosis/step_words.h"
 
 namespace tleak::diagnosis {
 
