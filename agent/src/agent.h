@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "stack_room.h"
 #include "step_profile.h"
 #include "tleak/agent/protocol.h"
 #include "tleak/detail/stack_capture.h"
@@ -45,7 +46,9 @@ extern __thread std::uint32_t t_recorded __attribute__((tls_model("initial-exec"
   recording::t_inside = true;
   const std::uint64_t started = step_profile::now();
   void* raw[kMaxFrames + 1];
-  const int count = recording::g_stack_depth == 0 ? 0 : tleak::detail::capture_stack_here(raw, recording::g_stack_depth + 1);
+  // A thread near the end of its stack: recorded without its stack rather than crashed (stack_room.h).
+  const bool room = stack_has_room(reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0)));
+  const int count = recording::g_stack_depth == 0 || !room ? 0 : tleak::detail::capture_stack_here(raw, recording::g_stack_depth + 1);
   recording::record_captured_alloc(address, size, raw, count, saved_errno, started);
 }
 // Call before the block is handed back, so its address cannot be reused before the free is stamped.

@@ -6,6 +6,7 @@
 
 #include "agent_memory.h"
 #include "channel.h"
+#include "stack_room.h"
 
 namespace tleak::agent {
 namespace {
@@ -92,6 +93,7 @@ ThreadBuffer* this_thread_buffer() {
     return nullptr;
   }
   t_buffer = buffer;
+  note_stack_start(reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0)));
   // The first keys live in a static array: setting one does not allocate.
   pthread_setspecific(g_exit_key, buffer);
   return buffer;

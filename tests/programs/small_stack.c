@@ -1,11 +1,13 @@
 /* A thread on a 16 KiB stack (the least glibc allows is 16 KiB) that allocates with most of it used:
- * argv[1] bytes (default 5,000) taken by a local array first. Plain, it runs with up to about 8,500
- * bytes used. Under tleak the deepest point is libunwind's: first (argv[2] absent) where every
- * return address is new to it, its slow path, which takes about 3.5 KiB more, so 5,000 leaves it
- * room; then ("warm") where the same call sites allocated once before, with nothing used, its
- * cached path, with room to 7,800 (7,000 while the agent built its stacks on the thread's stack).
- * A change that makes the agent's stack use grow fails here.
- * Expected: "ok", exit 0, the thread's blocks recorded (100 B allocated twice, freed). */
+ * argv[1] bytes (default 3,000) taken by a local array first. Plain, it runs with up to about 8,500
+ * bytes used. Under tleak the deepest point is libunwind's walk where a return address is new to
+ * it (argv[2] absent: every one is, for the second allocation's call site), about 5-6 KiB below
+ * malloc's frame, and it overflowed from 6,500 bytes used; or ("warm") where the same call sites
+ * allocated once before with nothing used, less. The agent now records an allocation made with
+ * less than 8 KiB of stack left without its stack (stack_room.h): up to about 4,000 bytes used
+ * the second allocation keeps its stack, past that it counts in "(no stack recorded)"; from about
+ * 7,800 the agent's reading of the stack's bounds, made there, overflows it.
+ * Expected: "ok", exit 0, both blocks recorded (100 B allocated twice, freed). */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,7 +42,7 @@ static void* worker(void* arg) {
 }
 
 int main(int argc, char** argv) {
-  used_bytes = argc > 1 ? (size_t)atol(argv[1]) : 5000;
+  used_bytes = argc > 1 ? (size_t)atol(argv[1]) : 3000;
   warm = argc > 2 && strcmp(argv[2], "warm") == 0;
   pthread_attr_t attributes;
   pthread_attr_init(&attributes);
