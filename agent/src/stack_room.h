@@ -15,10 +15,10 @@
 
 #include <cstdint>
 
+#include "tleak/agent/protocol.h"
+
 namespace tleak::agent {
 
-// 2 KiB over the most that was measured, for another build's frames and a Python thread's walk.
-inline constexpr std::uintptr_t kUnwindStackRoom = 8 * 1024;
 // How much deeper than its first recorded allocation a thread may go before its bounds are read.
 inline constexpr std::uintptr_t kStackSlack = 4 * 1024;
 

@@ -586,6 +586,13 @@ TEST_F(ProgramRun, AThreadOnASmallStackStillHasRoom) {
   counted(&at_line, &without_stack);
   EXPECT_EQ(at_line, 2);
   EXPECT_EQ(without_stack, 0);
+  const auto said_without_stack = [this] {
+    for (const Json& n : report_["notes"]) {
+      if (n.get<std::string>().starts_with("1 allocation is in the site '(no stack recorded)'")) return true;
+    }
+    return false;
+  };
+  EXPECT_FALSE(said_without_stack()) << report_["notes"].dump();
   // Near the end of the stack, where libunwind's walk overflowed it from 6,500 bytes used: the
   // second allocation is recorded without its stack, and the program runs as it does plain. The
   // same where libunwind knows the return addresses already ("warm"). (From about 7,800 bytes used
@@ -600,6 +607,7 @@ TEST_F(ProgramRun, AThreadOnASmallStackStillHasRoom) {
       counted(&at_line, &without_stack);
       EXPECT_EQ(at_line, 1) << used << (warm ? " warm" : "");
       EXPECT_EQ(without_stack, 1) << used << (warm ? " warm" : "");
+      EXPECT_TRUE(said_without_stack()) << report_["notes"].dump();
     }
   }
 }

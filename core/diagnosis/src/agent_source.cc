@@ -380,6 +380,11 @@ Recording AgentSource::finish() {
 
 Recording AgentSource::snapshot() const { return recorder_->snapshot({clock_, iteration_, clock_ + 1}); }
 
+bool AgentSource::stack_is_empty(SiteId site) const {
+  return site.value() != kUnknownStackSite && site.value() < site_spans_.size() &&
+         site_spans_[site.value()].middle != nullptr && site_spans_[site.value()].depth == 0;
+}
+
 std::vector<std::uintptr_t> AgentSource::stack(SiteId site) const {
   std::vector<std::uintptr_t> frames;
   if (site.value() >= site_spans_.size() || site_spans_[site.value()].middle == nullptr) return frames;

@@ -414,7 +414,22 @@ Report run_program(const ProgramOptions& o) {
   }
   note_modules();
   const std::unique_ptr<Symbolizer> symbolizer = preparer->finish();
-  make_report(source.finish(), report, std::nullopt, *symbolizer);
+  Recording finished = source.finish();
+  // Allocations the agent recorded without their stacks although stacks were asked for.
+  std::uint64_t stackless = 0;
+  if (o.stack_depth > 0) {
+    for (const SiteRecord& s : finished.sites) {
+      if (s.allocations > 0 && source.stack_is_empty(s.site)) stackless += s.allocations;
+    }
+  }
+  make_report(std::move(finished), report, std::nullopt, *symbolizer);
+  if (stackless > 0) {
+    report.notes.push_back(std::to_string(stackless) + (stackless == 1 ? " allocation is" : " allocations are") +
+                           " in the site '(no stack recorded)': made with less than " +
+                           std::to_string(agent::kUnwindStackRoom / 1024) +
+                           " KiB of the thread's stack left, where walking it could have overflowed it, or where "
+                           "the unwinder found no frame");
+  }
   if (program.stopped_by == "max-live") {
     report.notes.push_back("tleak stopped the program: its live bytes passed --max-live (" +
                            std::to_string(o.max_live_bytes) + " bytes)");

@@ -21,6 +21,10 @@ inline constexpr std::uint32_t kProtocolMagic = 0x6b61656c;  // "leak"
 inline constexpr std::uint32_t kProtocolVersion = 4;  // 4: kPythonGapBit
 inline constexpr std::uint32_t kMaxMessageBytes = 64 * 1024;
 inline constexpr std::uint32_t kMaxFrames = 64;
+// An allocation made with less of its thread's stack left than this below malloc's frame is sent
+// without its stack (the agent's stack_room.h): libunwind's walk took up to 6.1 KiB there, and 2 KiB
+// more covers another build's frames and a Python thread's walk.
+inline constexpr std::uint64_t kUnwindStackRoom = 8 * 1024;
 // Site ids are dense, from 1; the agent's table holds fewer than this many.
 inline constexpr std::uint32_t kMaxSites = 1u << 21;
 // Thread buffers the agent keeps (one for each thread alive at once that allocates).

@@ -54,6 +54,9 @@ class AgentSource {
   // Whether the agent's table of distinct stacks filled up (agent::kMaxSites): allocations from
   // stacks first seen after that came under one site without frames.
   bool stacks_overflowed() const { return stacks_overflowed_; }
+  // The agent sent this site with no frames: allocations made with too little of the thread's
+  // stack left for the unwinder (the agent's stack_room.h), or where it could walk no frame.
+  bool stack_is_empty(SiteId site) const;
 
   // The agent ran its exit handlers and waits for the live list.
   bool exit_requested() const { return exit_requested_; }
