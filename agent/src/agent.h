@@ -47,8 +47,9 @@ extern __thread std::uint32_t t_recorded __attribute__((tls_model("initial-exec"
   const std::uint64_t started = step_profile::now();
   void* raw[kMaxFrames + 1];
   // A thread near the end of its stack: recorded without its stack rather than crashed (stack_room.h).
-  const bool room = stack_has_room(reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0)));
-  const int count = recording::g_stack_depth == 0 || !room ? 0 : tleak::detail::capture_stack_here(raw, recording::g_stack_depth + 1);
+  const bool capture = recording::g_stack_depth > 0 &&
+                       stack_has_room(reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0)));
+  const int count = capture ? tleak::detail::capture_stack_here(raw, recording::g_stack_depth + 1) : 0;
   recording::record_captured_alloc(address, size, raw, count, saved_errno, started);
 }
 // Call before the block is handed back, so its address cannot be reused before the free is stamped.

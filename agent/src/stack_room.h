@@ -9,8 +9,9 @@
 // deeper than at its first recorded allocation or free: reading them for every thread cost
 // malloc-heavy threads 3.5% of their pairs per second afterwards (build/release/bench/agent_scaling,
 // 4.17-4.21 M pairs/s against 4.30-4.37), for reasons in glibc not found. Known for the stacks
-// pthread made; a frame outside the thread's stack (a signal handler on an alternate stack, a
-// coroutine's stack) is not judged: its stack is captured as always.
+// pthread made, not for the main thread (thread_buffers.cc); a frame outside the thread's stack (a
+// signal handler on an alternate stack, a coroutine's stack) is not judged: its stack is captured
+// as always.
 #pragma once
 
 #include <cstdint>

@@ -93,7 +93,12 @@ ThreadBuffer* this_thread_buffer() {
     return nullptr;
   }
   t_buffer = buffer;
-  note_stack_start(reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0)));
+  // Not the main thread: its stack grows on demand to the size limit (8 MiB by default), and
+  // glibc finds its bounds by reading /proc/self/maps with stdio, a descriptor and allocations in
+  // the middle of the program's malloc.
+  if (!pthread_equal(pthread_self(), g_main_thread)) {
+    note_stack_start(reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0)));
+  }
   // The first keys live in a static array: setting one does not allocate.
   pthread_setspecific(g_exit_key, buffer);
   return buffer;
