@@ -10,6 +10,7 @@
 #include <initializer_list>
 
 #include "python_layout.h"
+#include "tleak/agent/python_files.h"
 
 namespace tleak::agent {
 namespace {
@@ -224,8 +225,7 @@ int walk_frames(std::uintptr_t frame, PythonFrame* out, int max, std::uintptr_t*
   return n;
 }
 
-const char* g_focus = nullptr;
-std::size_t g_focus_bytes = 0;
+std::string_view g_focus;  // empty: no --focus
 
 }  // namespace
 
@@ -248,19 +248,13 @@ int python_stack_beyond(PythonFrame* out, int max, std::uintptr_t* rest) {
   return walk_frames(*rest, out, max, rest);
 }
 
-void python_set_focus(const char* prefix) {
-  g_focus = prefix != nullptr && *prefix != '\0' ? prefix : nullptr;
-  g_focus_bytes = g_focus != nullptr ? std::strlen(g_focus) : 0;
-}
+void python_set_focus(const char* prefix) { g_focus = prefix != nullptr ? prefix : ""; }
 
 PythonCodeKind python_code_kind(std::uint64_t code) {
   char file[512];
   copy_text(read_at<std::uintptr_t>(code, g_layout->code_filename), file, sizeof file);
-  if (std::strncmp(file, "<frozen importlib", 17) == 0) return PythonCodeKind::kImportMachinery;
-  if (g_focus != nullptr) return std::strncmp(file, g_focus, g_focus_bytes) == 0 ? PythonCodeKind::kUser : PythonCodeKind::kLibrary;
-  const bool library = file[0] == '\0' || file[0] == '<' || std::strstr(file, "/lib/python3") != nullptr ||
-                       std::strstr(file, "/site-packages/") != nullptr || std::strstr(file, "/dist-packages/") != nullptr;
-  return library ? PythonCodeKind::kLibrary : PythonCodeKind::kUser;
+  if (python_file_is_import_machinery(file)) return PythonCodeKind::kImportMachinery;
+  return python_file_is_users(file, g_focus) ? PythonCodeKind::kUser : PythonCodeKind::kLibrary;
 }
 
 void python_code_identity(std::uint64_t code, std::uint64_t* file, std::uint64_t* name) {

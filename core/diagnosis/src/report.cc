@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "tleak/agent/python_files.h"
 #include "tleak/allocator_error.h"
 #include "tleak/diagnosis/step_words.h"
 
@@ -20,13 +21,6 @@ bool is_allocation_plumbing(const Frame& frame) {
 
 namespace {
 
-// Python code that is not the user's: the standard library, installed packages, frozen modules.
-bool is_library_python(const Frame& frame) {
-  const std::string& f = frame.file;
-  return f.empty() || f[0] == '<' || f.find("/lib/python3") != std::string::npos ||
-         f.find("/site-packages/") != std::string::npos || f.find("/dist-packages/") != std::string::npos;
-}
-
 // The frame of the user's code among Python frames, or npos when there are none. Without one (an
 // import deeper than the stack kept, a library's own thread), the innermost frame of a real file:
 // "torch/__init__.py:218" says which import it was, where the import machinery's own frames
@@ -37,7 +31,7 @@ std::size_t user_python_frame(const std::vector<Frame>& frames, const std::strin
     if (frames[i].kind != "python") continue;
     if (first_python == std::string::npos) first_python = i;
     if (first_file == std::string::npos && !frames[i].file.empty() && frames[i].file[0] != '<') first_file = i;
-    const bool mine = focus.empty() ? !is_library_python(frames[i]) : frames[i].file.rfind(focus, 0) == 0;
+    const bool mine = agent::python_file_is_users(frames[i].file, focus);
     if (mine) return i;
   }
   return first_file != std::string::npos ? first_file : first_python;
