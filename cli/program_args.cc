@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "cli_error.h"
+#include "tleak/diagnosis/program_session.h"
 
 namespace tleak::cli {
 namespace {
@@ -49,7 +50,8 @@ double parse_duration(const std::string& option, const std::string& text) {
   else if (unit == "s" || unit.empty()) seconds = value;
   else if (unit == "m" || unit == "min") seconds = value * 60;
   else throw UsageError(option + ": unknown unit in " + quoted(text) + " (use ms, s or m)");
-  if (!(seconds >= 0.001 && seconds <= 3600)) {
+  using diagnosis::ProgramOptions;
+  if (!(seconds >= ProgramOptions::kMinSampleSeconds && seconds <= ProgramOptions::kMaxSampleSeconds)) {
     throw UsageError(option + ": " + quoted(text) + " is out of range (1ms to 1 hour)");
   }
   return seconds;

@@ -873,6 +873,13 @@ TEST_F(ProgramRun, GrowthWithoutMarksIsPerSamplePeriod) {
   const auto refused = run_process(TLEAK_BINARY, {"diff", path("report.json"), path("bad.json")});
   EXPECT_EQ(refused.exit_code, 2);
   EXPECT_NE(refused.err.find("\"sample_seconds\" in run.program is out of range"), std::string::npos) << refused.err;
+  // The run's program is part of every report (null for a scenario's): one without it is malformed.
+  Json without = report_;
+  without["run"].erase("program");
+  std::ofstream(path("without.json")) << without.dump();
+  const auto no_program = run_process(TLEAK_BINARY, {"diff", path("report.json"), path("without.json")});
+  EXPECT_EQ(no_program.exit_code, 2);
+  EXPECT_NE(no_program.err.find("no \"program\" in run"), std::string::npos) << no_program.err;
 }
 
 // A program that only frees for a while (a teardown) is still sampled, and still answers tleak's

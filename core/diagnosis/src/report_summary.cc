@@ -8,6 +8,7 @@
 #include <simdjson.h>
 
 #include "tleak/diagnosis/diff.h"
+#include "tleak/diagnosis/program_session.h"
 #include "tleak/diagnosis/report_json.h"
 
 namespace tleak::diagnosis {
@@ -60,16 +61,13 @@ std::string_view text(const element& object, const char* name, const std::string
 // What a report's series are sampled by: a program's run says its clock (run.program, null for a
 // scenario's run).
 StepWords words_of_run(const element& run) {
-  simdjson::dom::object fields;
-  if (run.get(fields) != simdjson::SUCCESS) return iteration_words();
-  element program;
-  if (fields["program"].get(program) != simdjson::SUCCESS || program.is_null()) return iteration_words();
+  const element program = member(run, "program", "run");
+  if (program.is_null()) return iteration_words();
   const std::string_view clock = text(program, "clock", "run.program");
   if (clock == "iterations") return iteration_words();
   if (clock != "time") throw ReportError("malformed report: \"clock\" in run.program is neither \"iterations\" nor \"time\"");
   const double seconds = number(program, "sample_seconds", "run.program");
-  // --sample-every's own range.
-  if (!(seconds >= 0.001 && seconds <= 3600)) {
+  if (!(seconds >= ProgramOptions::kMinSampleSeconds && seconds <= ProgramOptions::kMaxSampleSeconds)) {
     throw ReportError("malformed report: \"sample_seconds\" in run.program is out of range (1 ms to 1 hour)");
   }
   return sample_words(seconds);

@@ -27,6 +27,8 @@ struct ProgramOptions {
   std::string agent_path;            // libtleak_preload.so
   int stack_depth = 12;
   double sample_seconds = 0.1;       // the time clock, until the program marks its own iterations
+  // --sample-every's range, which a report's run.program.sample_seconds is held to when read back.
+  static constexpr double kMinSampleSeconds = 0.001, kMaxSampleSeconds = 3600;
   std::int64_t max_live_bytes = 0;   // stop the program past this many live bytes; 0: no limit
   int snapshot_signal = SIGUSR2;     // sent to tleak: a snapshot of the program's live heap
   ClassifierOptions thresholds;
