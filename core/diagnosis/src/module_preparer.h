@@ -1,7 +1,8 @@
 // Reads a running program's modules' symbol tables and debug info ahead of its report, on a thread
 // of tleak's own, so that the report at the program's end does not wait for them: libdw
 // decompresses a separate debug file whole, and the C library's (Debian's libc6-dbg) alone takes
-// about 50 ms, a seventh of a short numpy loop's run.
+// about 50 ms, a seventh of a short numpy loop's run (on the first run of a machine: later runs
+// read the uncompressed copy allocators/src/debuginfo_cache.h keeps).
 //
 // The thread runs at the normal priority: on a machine with a core to spare (a single-threaded
 // program) the work is free; on one whose cores are all busy it costs what it would have cost at
