@@ -74,5 +74,24 @@ TEST(VisitInOrder, AnyOrderAtAllIsVisitedSorted) {
   }
 }
 
+TEST(VisitRunsInOrder, RunsFoundAsItemsArriveGiveTheSameOrder) {
+  // As AgentSource finds them while it appends: a run begins where an item comes before the last.
+  // Runs cut shorter than they could be (at every tenth item too) change nothing either.
+  for (const int threads : {1, 2, 5}) {
+    const std::vector<Item> items = interleaved(threads, 400, 11);
+    std::vector<std::size_t> maximal, shorter;
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      const bool descends = i == 0 || before(items[i], items[i - 1]);
+      if (descends) maximal.push_back(i);
+      if (descends || i % 10 == 0) shorter.push_back(i);
+    }
+    for (const auto& runs : {maximal, shorter}) {
+      std::vector<Item> out;
+      visit_runs_in_order(items, runs, before, [&](const Item& item) { out.push_back(item); });
+      EXPECT_EQ(out, sorted_by_std(items)) << threads << " threads, " << runs.size() << " runs";
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tleak::diagnosis

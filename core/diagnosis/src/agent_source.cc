@@ -45,6 +45,7 @@ void AgentSource::reset() {
   iteration_ = clock_ = next_block_ = 0;
   live_bytes_ = pending_allocated_ = 0;
   pending_.clear();
+  run_begins_.clear();
   // Room for a busy epoch asked for once: the flush asked for at kFlushRecords, plus what the
   // socket holds while the request is on its way (8 MiB of records of 24 bytes and more), without
   // growing by doubling, which copies the records into fresh pages. Only the pages an epoch fills
@@ -204,8 +205,8 @@ void AgentSource::record(const unsigned char* at, std::uint32_t size) {
       const auto bytes = read_as<std::uint64_t>(at + offsetof(agent::AllocRecord, size));
       if (site >= agent::kMaxSites) throw StreamError("site id " + std::to_string(site) + " out of range");
       if (bytes > kMaxAddressSpace) throw StreamError("allocation of " + std::to_string(bytes) + " bytes, past any address space");
-      pending_.push_back({read_as<std::uint64_t>(at + offsetof(agent::AllocRecord, ns)),
-                          read_as<std::uint64_t>(at + offsetof(agent::AllocRecord, address)), bytes, site, false});
+      add_pending({read_as<std::uint64_t>(at + offsetof(agent::AllocRecord, ns)),
+                   read_as<std::uint64_t>(at + offsetof(agent::AllocRecord, address)), bytes, site, false});
       if (site == kUnknownStackSite) stacks_overflowed_ = true;
       // An upper bound for the budget guard: it need not grow past any address space either.
       if (pending_allocated_ < static_cast<std::int64_t>(kMaxAddressSpace)) pending_allocated_ += static_cast<std::int64_t>(bytes);
@@ -213,8 +214,8 @@ void AgentSource::record(const unsigned char* at, std::uint32_t size) {
     }
     case RecordKind::kFree: {
       need(sizeof(agent::FreeRecord));
-      pending_.push_back({read_as<std::uint64_t>(at + offsetof(agent::FreeRecord, ns)),
-                          read_as<std::uint64_t>(at + offsetof(agent::FreeRecord, address)), 0, 0, true});
+      add_pending({read_as<std::uint64_t>(at + offsetof(agent::FreeRecord, ns)),
+                   read_as<std::uint64_t>(at + offsetof(agent::FreeRecord, address)), 0, 0, true});
       return;
     }
     case RecordKind::kFence:
@@ -255,11 +256,9 @@ BlockInfo AgentSource::block_info(std::uint64_t address, const Live& live) const
 }
 
 void AgentSource::drain_epoch() {
-  // Free before allocation at the same instant: an address is released before it is reused.
   const auto before = [](const Pending& a, const Pending& b) {
-    if (a.ns != b.ns) return a.ns < b.ns;
-    if (a.is_free != b.is_free) return a.is_free;
-    return &a < &b;  // arrival
+    if (happened_before(a, b)) return true;
+    return !happened_before(b, a) && &a < &b;  // arrival
   };
   // Each thread's records arrive in order: one thread's epoch (the common case) is sorted already,
   // and several threads' are their sorted buffers interleaved.
@@ -268,7 +267,7 @@ void AgentSource::drain_epoch() {
   constexpr std::size_t kAhead = 16;
   // Only past the caches: a small table is there already, and asking costs a probe per record.
   const bool ahead = live_.size() > (std::size_t{1} << 16);
-  visit_in_order(pending_, before, [this, ahead](const Pending& p) {
+  visit_runs_in_order(pending_, run_begins_, before, [this, ahead](const Pending& p) {
     const auto at = static_cast<std::size_t>(&p - pending_.data());
     if (ahead && at + kAhead < pending_.size()) {
       const Pending& later = pending_[at + kAhead];
@@ -298,6 +297,7 @@ void AgentSource::drain_epoch() {
     recorder_->allocated(SiteId(p.site), AllocatorId(0), p.size);
   });
   pending_.clear();
+  run_begins_.clear();
   pending_allocated_ = 0;
 }
 

@@ -19,18 +19,15 @@ Recorder::Recorder(std::vector<AllocatorInfo> allocators, RecorderLimits limits)
   recording_.allocator_peak_unused_reserved_bytes.assign(n, 0);
 }
 
-std::unique_lock<detail::SpinLock> Recorder::hold() const {
-  return limits_.one_thread ? std::unique_lock<detail::SpinLock>() : std::unique_lock<detail::SpinLock>(lock_);
+void Recorder::unknown_allocator() {
+  throw std::logic_error("event from an allocator the recorder does not know");
 }
 
-std::size_t Recorder::allocator_index(AllocatorId allocator) const {
-  if (allocator.value() >= allocator_count_) {
-    throw std::logic_error("event from an allocator the recorder does not know");
-  }
-  return allocator.value();
+void Recorder::uses_reported_error() {
+  throw std::logic_error("Recorder::allocated or freed from a source that reports uses");
 }
 
-SiteRecord& Recorder::site(SiteId id, std::size_t allocator) {
+SiteRecord& Recorder::add_sites(SiteId id, std::size_t allocator) {
   auto& sites = recording_.sites;
   while (sites.size() <= id.value()) {
     sites.emplace_back(SiteId(static_cast<std::uint32_t>(sites.size())));
@@ -42,39 +39,6 @@ SiteRecord& Recorder::site(SiteId id, std::size_t allocator) {
   return sites[id.value()];
 }
 
-SiteRecord& Recorder::count_allocation(SiteId id, std::size_t a, std::uint64_t bytes) {
-  SiteRecord& s = site(id, a);
-  const auto size = static_cast<std::int64_t>(bytes);
-  ++s.allocations;
-  s.bytes_allocated += bytes;
-  s.live_bytes += size;
-  ++s.live_blocks;
-  s.peak_live_bytes = std::max(s.peak_live_bytes, s.live_bytes);
-  touch(s);
-  ++recording_.allocations;
-  live_bytes_ += size;
-  ++live_blocks_;
-  recording_.peak_live_bytes = std::max(recording_.peak_live_bytes, live_bytes_);
-  allocator_live_bytes_[a] += size;
-  recording_.allocator_peak_live_bytes[a] =
-      std::max(recording_.allocator_peak_live_bytes[a], allocator_live_bytes_[a]);
-  return s;
-}
-
-SiteRecord& Recorder::count_free(SiteId id, std::size_t a, std::uint64_t bytes) {
-  SiteRecord& s = site(id, a);
-  const auto size = static_cast<std::int64_t>(bytes);
-  ++s.frees;
-  s.live_bytes -= size;
-  --s.live_blocks;
-  touch(s);
-  ++recording_.frees;
-  live_bytes_ -= size;
-  --live_blocks_;
-  allocator_live_bytes_[a] -= size;
-  return s;
-}
-
 void Recorder::on_allocate(const BlockInfo& block) {
   const auto lock = hold();
   SiteRecord& s = count_allocation(block.site, allocator_index(block.allocator), block.size);
@@ -84,18 +48,6 @@ void Recorder::on_allocate(const BlockInfo& block) {
     s.uses->needed.add_from(t, size);
     recording_.total_needed.add_from(t, size);
   }
-}
-
-void Recorder::allocated(SiteId site, AllocatorId allocator, std::uint64_t size) {
-  if (limits_.uses_reported) throw std::logic_error("Recorder::allocated from a source that reports uses");
-  const auto lock = hold();
-  count_allocation(site, allocator_index(allocator), size);
-}
-
-void Recorder::freed(SiteId site, AllocatorId allocator, std::uint64_t size) {
-  if (limits_.uses_reported) throw std::logic_error("Recorder::freed from a source that reports uses");
-  const auto lock = hold();
-  count_free(site, allocator_index(allocator), size);
 }
 
 void Recorder::on_free(const FreeEvent& event) {
@@ -208,12 +160,6 @@ void Recorder::clear_marks() {
     s.dirty = false;
     touch(s);
   }
-}
-
-void Recorder::touch(SiteRecord& s) {
-  if (s.dirty) return;
-  s.dirty = true;
-  dirty_.push_back(s.site.value());
 }
 
 std::vector<std::int64_t> SiteRecord::series(std::size_t marks) const {

@@ -90,6 +90,16 @@ class AgentSource {
     std::uint32_t site;
     bool is_free;
   };
+  // Time order, a free first at the same instant (an address is released before it is reused);
+  // arrival order decides the rest.
+  static bool happened_before(const Pending& a, const Pending& b) {
+    return a.ns != b.ns ? a.ns < b.ns : a.is_free && !b.is_free;
+  }
+  // Appends to pending_, noting where a new sorted run of it begins.
+  void add_pending(const Pending& p) {
+    if (pending_.empty() || happened_before(p, pending_.back())) run_begins_.push_back(pending_.size());
+    pending_.push_back(p);
+  }
   struct Live {
     std::uint64_t size = 0;
     std::uint64_t id = 0;
@@ -124,6 +134,7 @@ class AgentSource {
   static constexpr std::size_t kPendingReserve = std::size_t{1} << 20;
   static constexpr std::size_t kFlushRecords = std::size_t{1} << 16;  // 2 MiB of Pending
   std::vector<Pending> pending_;
+  std::vector<std::size_t> run_begins_;  // of pending_'s maximal sorted runs
   LiveTable<Live> live_;
   // Each site's frames as the agent sent them (agent::SiteRecord): the ones it does not share
   // with its base site, end to end in chunks that never move (a program can send a million sites:
