@@ -12,7 +12,6 @@
 
 #include "cli_error.h"
 #include "commands.h"
-#include "huge_page_heap.h"
 #include "program_args.h"
 #include "tleak/allocator_error.h"
 #include "tleak/diagnosis/interruption.h"
@@ -40,7 +39,6 @@ std::string printable(const std::string& message) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  tleak::cli::use_huge_page_heap(argc, argv);
   for (const int s : {SIGINT, SIGTERM, SIGHUP}) std::signal(s, on_interrupt);
   using namespace tleak::cli;
   CLI::App app("tleak: memory-leak diagnosis for tensor workloads", "tleak");

@@ -762,9 +762,9 @@ TEST_F(ProgramRun, MaxSitesListsEveryFindingAndTheLargestBoundedSites) {
   }
 }
 
-// The program gets the environment the user gave tleak: glibc's tunables (which tleak sets for
-// itself, restarting on a huge-page heap, but never for the program) exactly as they were, none
-// of them when there were none, and nothing of tleak's restart.
+// The program gets the environment the user gave tleak: glibc's tunables exactly as they were,
+// none of them when there were none, and nothing of tleak's own (an earlier version restarted
+// itself with a tunable of its own and had to put the user's back).
 TEST_F(ProgramRun, TheProgramGetsTheUsersGlibcTunables) {
   const std::string script = "env | grep -E '^(GLIBC_TUNABLES|TLEAK_CALLER)' | sort; true";
   const std::string run_tleak = std::string(TLEAK_BINARY) + " run -o " + path("report.json") + " -- /bin/sh -c \"" + script + "\"";
@@ -776,7 +776,8 @@ TEST_F(ProgramRun, TheProgramGetsTheUsersGlibcTunables) {
   EXPECT_EQ(own.out, "GLIBC_TUNABLES=glibc.malloc.check=0\n");
 }
 
-// tleak's restart onto a huge-page heap keeps its name: ps and top show "tleak", not "exe".
+// ps and top show the program's parent as "tleak" (not "exe", as a re-execution of
+// /proc/self/exe by an earlier version named it).
 TEST_F(ProgramRun, TleakKeepsItsNameWhileItRunsAProgram) {
   const auto r = tleak_run({}, {"/bin/sh", "-c", "cat /proc/$PPID/comm"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
