@@ -1,6 +1,8 @@
 #include "stack_room.h"
 
 #include <pthread.h>
+#include <sys/mman.h>
+#include <ucontext.h>
 
 namespace tleak::agent {
 
@@ -24,6 +26,39 @@ std::uintptr_t read_stack_low() {
   return low;
 }
 
+// read_stack_low run on a stack of its own: the thread that asks is deep in its stack, maybe with
+// less left than pthread_getattr_np (and the allocation it makes) takes. The contexts live there
+// too (a ucontext_t is about 1 KiB).
+struct SideCall {
+  ucontext_t caller;
+  ucontext_t side;
+  std::uintptr_t low;
+  alignas(16) unsigned char stack[kSideStackBytes];
+};
+
+__thread SideCall* t_side_call __attribute__((tls_model("initial-exec"))) = nullptr;
+
+void read_stack_low_on_side() { t_side_call->low = read_stack_low(); }
+
+std::uintptr_t read_stack_low_on_a_side_stack() {
+  void* memory = mmap(nullptr, sizeof(SideCall), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (memory == MAP_FAILED) return 0;  // unknown: every frame then has room, as before the bounds
+  auto* call = static_cast<SideCall*>(memory);
+  call->low = 0;
+  t_side_call = call;
+  if (getcontext(&call->side) == 0) {
+    call->side.uc_stack.ss_sp = call->stack;
+    call->side.uc_stack.ss_size = sizeof call->stack;
+    call->side.uc_link = &call->caller;
+    makecontext(&call->side, read_stack_low_on_side, 0);
+    swapcontext(&call->caller, &call->side);
+  }
+  t_side_call = nullptr;
+  const std::uintptr_t low = call->low;
+  munmap(memory, sizeof(SideCall));
+  return low;
+}
+
 }  // namespace
 
 void note_stack_start(std::uintptr_t here) {
@@ -34,7 +69,7 @@ void note_stack_start(std::uintptr_t here) {
 bool stack_has_room_slow(std::uintptr_t here) {
   if (t_bounds_read) return false;
   t_bounds_read = true;
-  t_stack_low = read_stack_low();
+  t_stack_low = read_stack_low_on_a_side_stack();
   return here - t_stack_low >= kUnwindStackRoom;
 }
 

@@ -6,7 +6,9 @@
 // counted, in the site "(no stack recorded)").
 //
 // The stack's bounds are read (pthread_getattr_np) only once a thread allocates more than 4 KiB
-// deeper than at its first recorded allocation or free: reading them for every thread cost
+// deeper than at its first recorded allocation or free, and then on a stack of the agent's own,
+// mapped for the call: that deep the thread may have less left than the call takes (it overflowed
+// tests/programs/small_stack.c's from about 7,800 bytes used of 16 KiB). Reading them for every thread cost
 // malloc-heavy threads 3.5% of their pairs per second afterwards (build/release/bench/agent_scaling,
 // 4.17-4.21 M pairs/s against 4.30-4.37), for reasons in glibc not found. Known for the stacks
 // pthread made, not for the main thread (thread_buffers.cc); a frame outside the thread's stack (a
@@ -14,6 +16,7 @@
 // as always.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "tleak/agent/protocol.h"
@@ -22,6 +25,8 @@ namespace tleak::agent {
 
 // How much deeper than its first recorded allocation a thread may go before its bounds are read.
 inline constexpr std::uintptr_t kStackSlack = 4 * 1024;
+// The stack the bounds are read on (with what pthread_getattr_np allocates, passed through).
+inline constexpr std::size_t kSideStackBytes = 32 * 1024;
 
 // Until this thread's bounds are read, a stand-in for its stack's low end: kStackSlack and
 // kUnwindStackRoom below where it first recorded, so that going that deep asks for the bounds.

@@ -1,12 +1,15 @@
 /* A thread on a 16 KiB stack (the least glibc allows is 16 KiB) that allocates with most of it used:
- * argv[1] bytes (default 3,000) taken by a local array first. Plain, it runs with up to about 8,500
- * bytes used. Under tleak the deepest point is libunwind's walk where a return address is new to
+ * argv[1] bytes (default 3,000) taken by a local array first. Plain, it runs with up to about 8,700
+ * bytes used (from about 8,800 its own first memset, bound lazily by the dynamic linker there,
+ * overflows). Under tleak the deepest point is libunwind's walk where a return address is new to
  * it (argv[2] absent: every one is, for the second allocation's call site), about 5-6 KiB below
  * malloc's frame, and it overflowed from 6,500 bytes used; or ("warm") where the same call sites
- * allocated once before with nothing used, less. The agent now records an allocation made with
- * less than 8 KiB of stack left without its stack (stack_room.h): up to about 4,000 bytes used
- * the second allocation keeps its stack, past that it counts in "(no stack recorded)"; from about
- * 7,800 the agent's reading of the stack's bounds, made there, overflows it.
+ * allocated once before with nothing used, less. The agent records an allocation made with less
+ * than 8 KiB of stack left without its stack (stack_room.h): up to about 4,000 bytes used the
+ * second allocation keeps its stack, past that it counts in "(no stack recorded)". It runs to about
+ * 8,600 bytes used: the thread-local variables of the agent and libunwind (about 80 bytes) sit at
+ * the top of every thread's stack. (Before the agent read the stack's bounds on a stack of its own
+ * and bound its calls at load, that reading overflowed the thread's from about 7,800.)
  * Expected: "ok", exit 0, both blocks recorded (100 B allocated twice, freed). */
 #include <pthread.h>
 #include <stdio.h>
