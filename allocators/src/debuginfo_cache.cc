@@ -241,7 +241,10 @@ int uncompressed_debuginfo(int fd, std::string_view build_id, const std::string&
   // Written under a name of this process's own, then renamed over the final one: a reader sees a
   // whole copy or none.
   const std::string temporary = directory + "/." + build_id_hex(build_id) + "." + std::to_string(getpid()) + ".part";
-  const int out = open(temporary.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // Readable by its owner only, as a user's own program's debug info may be; never through a link
+  // left under that name (a piece left by an earlier process of the same pid is removed first).
+  unlink(temporary.c_str());
+  const int out = open(temporary.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (out < 0) return -1;
   // Not synced: a copy the system lost part of in a crash fails valid_copy and is made again.
   if (!write_inflated(in, out) || !valid_copy(out, build_id) ||

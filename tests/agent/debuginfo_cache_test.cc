@@ -88,6 +88,8 @@ TEST_F(DebuginfoCache, TheFirstRunMakesAnUncompressedCopyTheNextReads) {
   ASSERT_TRUE(fs::exists(copy_));
   EXPECT_FALSE(has_compressed_section(copy_));
   EXPECT_GT(fs::file_size(copy_), fs::file_size(path("growth.debug")));
+  // Its owner's alone, as a program's own debug info may be.
+  EXPECT_EQ(fs::status(copy_).permissions() & fs::perms::all, fs::perms::owner_read | fs::perms::owner_write);
 
   // Read, not made again: the copy is marked used and keeps its size; nothing else appears.
   const auto old = fs::last_write_time(copy_) - std::chrono::hours(24 * 365);
