@@ -58,6 +58,33 @@ void visit_runs_in_order(const std::vector<T>& items, const std::vector<std::siz
     lane.at = lane.runs[lane.next_run].begin;
     return true;
   };
+  if (lanes.size() == 2) {
+    // Two threads' records, the common case past one: the comparison's result is the index of the
+    // lane to take (no scan of open lanes through pointers for each record: which lane comes next
+    // is a coin toss when two threads allocate at once); a lane's run ending is rare, and checked
+    // apart.
+    Lane* lane[2] = {&lanes[0], &lanes[1]};
+    std::size_t end[2] = {lanes[0].runs.front().end, lanes[1].runs.front().end};
+    for (;;) {
+      const std::size_t at0 = lane[0]->at, at1 = lane[1]->at;
+      const bool second = before(items[at1], items[at0]);
+      visit(items[second ? at1 : at0]);
+      Lane& taken = *lane[second];
+      if (++taken.at < end[second]) continue;
+      if (++taken.next_run == taken.runs.size()) {
+        // Used up: the other lane's rest, in order.
+        Lane& other = *lane[!second];
+        for (;;) {
+          for (; other.at < end[!second]; ++other.at) visit(items[other.at]);
+          if (++other.next_run == other.runs.size()) return;
+          other.at = other.runs[other.next_run].begin;
+          end[!second] = other.runs[other.next_run].end;
+        }
+      }
+      taken.at = taken.runs[taken.next_run].begin;
+      end[second] = taken.runs[taken.next_run].end;
+    }
+  }
   if (lanes.size() <= 8) {
     std::vector<Lane*> open;
     for (Lane& lane : lanes) open.push_back(&lane);
