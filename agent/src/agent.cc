@@ -7,7 +7,6 @@
 #include <x86intrin.h>
 #endif
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -243,9 +242,8 @@ void exit_handshake(std::uintptr_t stack_from, const std::uint64_t* registers) {
   // above. What lay below was stale, and a malloc without block headers (jemalloc) hands out blocks
   // at addresses its own bookkeeping had left there: a leaked block read reachable. (A main thread
   // that ended last exits on this very stack, read from `stack_from` as any exiting thread's.)
-  const bool other_thread_exits = syscall(SYS_gettid) != getpid();
   const std::uintptr_t ended_main_stack =
-      main_thread_ended() && other_thread_exits ? reinterpret_cast<std::uintptr_t>(__libc_stack_end) : 0;
+      main_thread_ended() && !on_main_thread() ? reinterpret_cast<std::uintptr_t>(__libc_stack_end) : 0;
   record->roots_bytes = scan_reachability(blocks, n, bitmap, work, kinds, kind_count, with_pools ? &pools : nullptr,
                                           stack_from, registers, kExitRegisters, ended_main_stack,
                                           g_malloc_is_c_library);

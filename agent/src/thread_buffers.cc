@@ -33,7 +33,7 @@ std::atomic<bool> g_main_thread_ended{false};
 void on_thread_exit(void* value) {
   // Thread-specific data ends with pthread_exit, never with exit(): the main thread that runs this
   // left with pthread_exit, and the process goes on without it.
-  if (pthread_equal(pthread_self(), g_main_thread)) g_main_thread_ended.store(true, std::memory_order_release);
+  if (on_main_thread()) g_main_thread_ended.store(true, std::memory_order_release);
   auto* buffer = static_cast<ThreadBuffer*>(value);
   if (buffer == nullptr || g_forgotten.load(std::memory_order_acquire)) return;
   buffer->lock.lock();
@@ -96,7 +96,7 @@ ThreadBuffer* this_thread_buffer() {
   // Not the main thread: its stack grows on demand to the size limit (8 MiB by default), and
   // glibc finds its bounds by reading /proc/self/maps with stdio, a descriptor and allocations in
   // the middle of the program's malloc.
-  if (!pthread_equal(pthread_self(), g_main_thread)) {
+  if (!on_main_thread()) {
     note_stack_start(reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0)));
   }
   // The first keys live in a static array: setting one does not allocate.
@@ -107,6 +107,8 @@ ThreadBuffer* this_thread_buffer() {
 ThreadBuffer* current_thread_buffer() { return t_buffer; }
 
 bool main_thread_ended() { return g_main_thread_ended.load(std::memory_order_acquire); }
+
+bool on_main_thread() { return pthread_equal(pthread_self(), g_main_thread) != 0; }
 
 std::uint32_t thread_buffer_count() { return g_buffer_count.load(std::memory_order_acquire); }
 ThreadBuffer* thread_buffer(std::uint32_t index) { return g_buffers[index]; }

@@ -94,6 +94,8 @@ ThreadBuffer* current_thread_buffer();
 // Whether the main thread has ended (pthread_exit) while the process goes on; known only for a
 // main thread that had a buffer (that allocated), else false.
 bool main_thread_ended();
+// Whether the calling thread is the main thread (the one that started the agent).
+bool on_main_thread();
 
 // Every buffer ever created (taken or not). Fences walk them in this order.
 std::uint32_t thread_buffer_count();
