@@ -582,8 +582,8 @@ __attribute__((constructor)) static void agent_start() {
   }
   // A CPython process (the python executable, or a program linking libpython): Python frames too.
   python_init();
-  // A copy: the program may change its environment's strings.
-  static char focus[4096];
+  // A copy: the program may change its environment's strings. tleak refuses a longer --focus.
+  static char focus[kMaxPythonFocusBytes + 1];
   if (const char* given = getenv(kEnvPythonFocus); given != nullptr && std::strlen(given) < sizeof focus) {
     std::strcpy(focus, given);
     python_set_focus(focus);

@@ -10,6 +10,7 @@
 #include <initializer_list>
 
 #include "python_layout.h"
+#include "tleak/agent/protocol.h"
 #include "tleak/agent/python_files.h"
 
 namespace tleak::agent {
@@ -251,7 +252,7 @@ int python_stack_beyond(PythonFrame* out, int max, std::uintptr_t* rest) {
 void python_set_focus(const char* prefix) { g_focus = prefix != nullptr ? prefix : ""; }
 
 PythonCodeKind python_code_kind(std::uint64_t code) {
-  char file[512];
+  char file[kMaxPythonFocusBytes + 1];  // a file under a focus begins with all of it
   copy_text(read_at<std::uintptr_t>(code, g_layout->code_filename), file, sizeof file);
   if (python_file_is_import_machinery(file)) return PythonCodeKind::kImportMachinery;
   return python_file_is_users(file, g_focus) ? PythonCodeKind::kUser : PythonCodeKind::kLibrary;

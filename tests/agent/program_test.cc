@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -761,6 +762,21 @@ TEST_F(ProgramRun, MaxSitesListsEveryFindingAndTheLargestBoundedSites) {
     EXPECT_EQ(r.exit_code, 2) << bad;
     EXPECT_NE(r.err.find("--max-sites"), std::string::npos) << r.err;
   }
+}
+
+// A --focus longer than the agent compares file names (tleak/agent/protocol.h's
+// kMaxPythonFocusBytes, 511 bytes) is refused before the program starts, not dropped by the agent
+// while the report's labels used it.
+TEST_F(ProgramRun, AFocusLongerThanTheAgentComparesIsRefused) {
+  const auto refused = tleak_run({"--focus", "/" + std::string(511, 'a')}, {"/bin/echo", "ran"});
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_EQ(refused.out, "");  // the program never ran
+  EXPECT_NE(refused.err.find("--focus is 512 bytes long, at most 511"), std::string::npos) << refused.err;
+  EXPECT_EQ(std::count(refused.err.begin(), refused.err.end(), '\n'), 1) << refused.err;
+  EXPECT_FALSE(std::filesystem::exists(path("report.json")));
+  const auto taken = tleak_run({"--focus", "/" + std::string(510, 'a')}, {"/bin/echo", "ran"});
+  EXPECT_EQ(taken.exit_code, 0) << taken.err;
+  EXPECT_EQ(taken.out, "ran\n");
 }
 
 // The program gets the environment the user gave tleak: glibc's tunables exactly as they were,

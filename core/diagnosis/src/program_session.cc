@@ -242,6 +242,10 @@ std::string resolve_command(const std::string& name) {
 Report run_program(const ProgramOptions& o) {
   const auto started = std::chrono::steady_clock::now();
   if (o.command.empty()) throw ProgramError("no command given after --");
+  if (o.focus.size() > agent::kMaxPythonFocusBytes) {
+    throw ProgramError("--focus is " + std::to_string(o.focus.size()) + " bytes long, at most " +
+                       std::to_string(agent::kMaxPythonFocusBytes) + " (the agent compares file names that far)");
+  }
   const std::string path = resolve_command(o.command[0]);
   if (access(o.agent_path.c_str(), R_OK) != 0) {
     throw ProgramError("the agent library " + o.agent_path + " is missing (is tleak installed whole?)");

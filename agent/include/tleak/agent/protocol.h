@@ -13,6 +13,7 @@
 // engine and the engine free of the agent.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 namespace tleak::agent {
@@ -45,6 +46,8 @@ inline constexpr const char* kEnvStackDepth = "TLEAK_AGENT_STACK_DEPTH";
 inline constexpr const char* kEnvSampleMicros = "TLEAK_AGENT_SAMPLE_US";  // time fence period
 // --focus: the path prefix of the user's Python files (unset: every file but the library's).
 inline constexpr const char* kEnvPythonFocus = "TLEAK_AGENT_PYTHON_FOCUS";
+// The longest --focus: the agent compares it with the first this many bytes of a file's name.
+inline constexpr std::size_t kMaxPythonFocusBytes = 511;
 
 enum class RecordKind : std::uint16_t {
   kHello = 1,     // HelloRecord: the first record of a process image
