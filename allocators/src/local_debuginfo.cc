@@ -36,7 +36,8 @@ std::string_view build_id_of(Dwfl_Module* module) {
   return n > 0 ? std::string_view(reinterpret_cast<const char*>(bits), static_cast<std::size_t>(n)) : std::string_view();
 }
 
-// The uncompressed copy (debuginfo_cache.h) of the debug file open as `fd`, or `fd` itself.
+// The uncompressed copy (debuginfo_cache.h) of the debug file open as `fd` (closed then, and the
+// name given the copy's), or `fd` itself.
 int prefer_uncompressed(Dwfl_Module* module, int fd, char** debuginfo_file_name) {
   std::string path;
   const int copy = uncompressed_debuginfo(fd, build_id_of(module), debuginfo_cache_directory(), &path);
@@ -51,17 +52,15 @@ int prefer_uncompressed(Dwfl_Module* module, int fd, char** debuginfo_file_name)
 // one Symbolizer gives it), when that file calls for one; else -1. Looked up here rather than
 // after dwfl_build_id_find_debuginfo, which hands libdw the file it found itself.
 int uncompressed_by_build_id(Dwfl_Module* module, char** debuginfo_file_name) {
-  const std::string_view id = build_id_of(module);
-  if (id.size() < 2) return -1;
-  const std::string hex = build_id_hex(id);
+  const std::string hex = build_id_hex(build_id_of(module));
+  if (hex.size() < 4) return -1;
   const std::string path = "/usr/lib/debug/.build-id/" + hex.substr(0, 2) + "/" + hex.substr(2) + ".debug";
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return -1;
-  std::string copy_path;
-  const int copy = uncompressed_debuginfo(fd, id, debuginfo_cache_directory(), &copy_path);
-  close(fd);
-  if (copy >= 0) *debuginfo_file_name = strdup(copy_path.c_str());
-  return copy;
+  const int chosen = prefer_uncompressed(module, fd, debuginfo_file_name);
+  if (chosen != fd) return chosen;
+  close(fd);  // no copy called for: libdw's own search finds this file
+  return -1;
 }
 
 }  // namespace
