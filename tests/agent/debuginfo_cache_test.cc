@@ -9,6 +9,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <string>
@@ -88,6 +89,24 @@ TEST_F(DebuginfoCache, TheFirstRunMakesAnUncompressedCopyTheNextReads) {
   ASSERT_TRUE(fs::exists(copy_));
   EXPECT_FALSE(has_compressed_section(copy_));
   EXPECT_GT(fs::file_size(copy_), fs::file_size(path("growth.debug")));
+  // Every debug section holds what GNU objcopy inflates it to.
+  shell("cd " + dir_.string() + " && objcopy --decompress-debug-sections growth.debug reference.debug");
+  const auto sections = run_process("/usr/bin/readelf", {"-S", "-W", path("reference.debug")});
+  int compared = 0;
+  const std::regex debug_section(R"((\.debug_\w+))");
+  for (std::sregex_iterator it(sections.out.begin(), sections.out.end(), debug_section), end; it != end; ++it) {
+    const std::string name = (*it)[1];
+    shell("cd " + dir_.string() + " && objcopy --dump-section " + name + "=ours" + name + " " + copy_.string() +
+          " /dev/null && objcopy --dump-section " + name + "=theirs" + name + " reference.debug /dev/null");
+    const auto bytes = [&](const std::string& file) {
+      std::ifstream in(path(file), std::ios::binary);
+      return std::string(std::istreambuf_iterator<char>(in), {});
+    };
+    EXPECT_EQ(bytes("ours" + name), bytes("theirs" + name)) << name;
+    EXPECT_FALSE(bytes("ours" + name).empty()) << name;
+    ++compared;
+  }
+  EXPECT_GE(compared, 4);  // info, abbrev, line, str at least
   // Its owner's alone, as a program's own debug info may be.
   EXPECT_EQ(fs::status(copy_).permissions() & fs::perms::all, fs::perms::owner_read | fs::perms::owner_write);
 
