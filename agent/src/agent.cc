@@ -428,8 +428,8 @@ void write_site(ThreadBuffer* buffer, std::uint32_t site, const std::uint64_t* w
 
 }  // namespace
 
-void recording::record_captured_alloc(const void* address, std::size_t size, void* const* raw, int count,
-                                   int saved_errno, std::uint64_t started) {
+void recording::record_captured_alloc(ThreadBuffer* buffer, const void* address, std::size_t size, int count,
+                                      int saved_errno, std::uint64_t started) {
   std::uint64_t lap = started;
   step_profile::lap(step_profile::kUnwind, &lap);
   struct Leave {
@@ -440,10 +440,9 @@ void recording::record_captured_alloc(const void* address, std::size_t size, voi
     }
   } leave{saved_errno};
   ++recording::t_recorded;
-  ThreadBuffer* buffer = this_thread_buffer();
   if (buffer != nullptr) {
     // Past the interposed function: the first frame is where the program called it.
-    const auto* frames = reinterpret_cast<const std::uintptr_t*>(raw + 1);
+    const auto* frames = reinterpret_cast<const std::uintptr_t*>(buffer->scratch.raw + 1);
     int depth = count > 1 ? count - 1 : 0;
     // An operator new of the agent's that passed the call on to libstdc++'s (interpose_new.cc)
     // stays on the stack where the compiler made no tail call: it is no frame of the program's.

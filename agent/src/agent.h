@@ -10,6 +10,7 @@
 
 #include "stack_room.h"
 #include "step_profile.h"
+#include "thread_buffers.h"
 #include "tleak/agent/protocol.h"
 #include "tleak/detail/stack_capture.h"
 
@@ -29,10 +30,11 @@ extern __thread bool t_inside __attribute__((tls_model("initial-exec")));
 // Allocations this thread has recorded: an operator new that finds it unchanged after the call it
 // passed on knows no malloc of the agent's recorded the block (interpose_new.cc).
 extern __thread std::uint32_t t_recorded __attribute__((tls_model("initial-exec")));
-// The rest of record_alloc, out of line: `raw` holds `count` return addresses, the interposed
-// function's own first. Leaves the agent (t_inside) and puts errno back. `started`: when the
-// capture began (step_profile.h; 0 unless profiled).
-[[gnu::noinline]] void record_captured_alloc(const void* address, std::size_t size, void* const* raw, int count,
+// The rest of record_alloc, out of line: `buffer` is the thread's (null: it has none) and its
+// scratch.raw holds `count` return addresses, the interposed function's own first. Leaves the
+// agent (t_inside) and puts errno back. `started`: when the capture began (step_profile.h; 0
+// unless profiled).
+[[gnu::noinline]] void record_captured_alloc(ThreadBuffer* buffer, const void* address, std::size_t size, int count,
                                              int saved_errno, std::uint64_t started);
 }  // namespace recording
 
@@ -45,12 +47,12 @@ extern __thread std::uint32_t t_recorded __attribute__((tls_model("initial-exec"
   const int saved_errno = errno;
   recording::t_inside = true;
   const std::uint64_t started = step_profile::now();
-  void* raw[kMaxFrames + 1];
+  ThreadBuffer* buffer = this_thread_buffer();
   // A thread near the end of its stack: recorded without its stack rather than crashed (stack_room.h).
-  const bool capture = recording::g_stack_depth > 0 &&
+  const bool capture = buffer != nullptr && recording::g_stack_depth > 0 &&
                        stack_has_room(reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0)));
-  const int count = capture ? tleak::detail::capture_stack_here(raw, recording::g_stack_depth + 1) : 0;
-  recording::record_captured_alloc(address, size, raw, count, saved_errno, started);
+  const int count = capture ? tleak::detail::capture_stack_here(buffer->scratch.raw, recording::g_stack_depth + 1) : 0;
+  recording::record_captured_alloc(buffer, address, size, count, saved_errno, started);
 }
 // Call before the block is handed back, so its address cannot be reused before the free is stamped.
 void record_free(const void* address);

@@ -16,6 +16,7 @@
 #include "modules.h"
 #include "next_symbol.h"
 #include "real_malloc.h"
+#include "stack_room.h"
 #include "unwinder_objects.h"
 #include "unwinder_signals.h"
 
@@ -163,6 +164,17 @@ TLEAK_EXPORT void* mremap(void* old_address, size_t old_length, size_t length, i
 TLEAK_EXPORT int sigprocmask(int how, const sigset_t* set, sigset_t* old) noexcept {
   if (agent::inside_agent() && agent::is_unwinder_code(__builtin_return_address(0))) return 0;
   return agent::real_sigprocmask(how, set, old);
+}
+
+// The alternate signal stack's bounds, for the check that a handler running there has room for the
+// agent's walk (stack_room.h).
+TLEAK_EXPORT int sigaltstack(const stack_t* stack, stack_t* old) noexcept {
+  static std::atomic<int (*)(const stack_t*, stack_t*)> next{nullptr};
+  const int result = agent::next_symbol(next, "sigaltstack")(stack, old);
+  if (result == 0 && stack != nullptr) {
+    agent::note_alternate_stack(stack->ss_sp, stack->ss_size, (stack->ss_flags & SS_DISABLE) != 0);
+  }
+  return result;
 }
 
 // libunwind's search for the object holding an address while it captures a stack for the agent is

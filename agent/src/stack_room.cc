@@ -7,6 +7,8 @@
 namespace tleak::agent {
 
 __thread std::uintptr_t t_stack_low __attribute__((tls_model("initial-exec"))) = 0;
+__thread std::uintptr_t t_alt_stack_low __attribute__((tls_model("initial-exec"))) = 0;
+__thread std::uintptr_t t_alt_stack_size __attribute__((tls_model("initial-exec"))) = 0;
 
 namespace {
 
@@ -62,8 +64,20 @@ std::uintptr_t read_stack_low_on_a_side_stack() {
 }  // namespace
 
 void note_stack_start(std::uintptr_t here) {
+  if (here - t_alt_stack_low < t_alt_stack_size) {
+    // First seen in a signal handler on its alternate stack: `here` says nothing of the thread's
+    // own stack, whose bounds are read now instead.
+    t_bounds_read = true;
+    t_stack_low = read_stack_low_on_a_side_stack();
+    return;
+  }
   t_bounds_read = false;
   t_stack_low = here > kStackSlack + kUnwindStackRoom ? here - kStackSlack - kUnwindStackRoom : 0;
+}
+
+void note_alternate_stack(const void* low, std::size_t size, bool disabled) {
+  t_alt_stack_low = disabled ? 0 : reinterpret_cast<std::uintptr_t>(low);
+  t_alt_stack_size = disabled ? 0 : size;
 }
 
 bool stack_has_room_slow(std::uintptr_t here) {

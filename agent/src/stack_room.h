@@ -11,9 +11,13 @@
 // tests/programs/small_stack.c's from about 7,800 bytes used of 16 KiB). Reading them for every thread cost
 // malloc-heavy threads 3.5% of their pairs per second afterwards (build/release/bench/agent_scaling,
 // 4.17-4.21 M pairs/s against 4.30-4.37), for reasons in glibc not found. Known for the stacks
-// pthread made, not for the main thread (thread_buffers.cc); a frame outside the thread's stack (a
-// signal handler on an alternate stack, a coroutine's stack) is not judged: its stack is captured
-// as always.
+// pthread made, not for the main thread (thread_buffers.cc).
+//
+// A signal handler on the thread's alternate signal stack is judged against that stack, whose
+// bounds the program gave sigaltstack (interposed, interpose.cc): such stacks are small (8 KiB is
+// common, and the kernel's signal frame takes 3 KiB or more of it), and a handler that allocated
+// there overflowed it under tleak (tests/programs/alt_signal_stack.c). A frame on any other stack
+// (a coroutine's) is not judged: its stack is captured as always.
 #pragma once
 
 #include <cstddef>
@@ -32,6 +36,12 @@ inline constexpr std::size_t kSideStackBytes = 32 * 1024;
 // kUnwindStackRoom below where it first recorded, so that going that deep asks for the bounds.
 // 0 while unknown (every frame then has room).
 extern __thread std::uintptr_t t_stack_low __attribute__((tls_model("initial-exec")));
+// The thread's alternate signal stack as the program last set it (sigaltstack); size 0: none.
+extern __thread std::uintptr_t t_alt_stack_low __attribute__((tls_model("initial-exec")));
+extern __thread std::uintptr_t t_alt_stack_size __attribute__((tls_model("initial-exec")));
+
+// After the program's successful sigaltstack(ss, ...) with ss not null: its new alternate stack.
+void note_alternate_stack(const void* low, std::size_t size, bool disabled);
 
 // When a thread gets its buffer (its first recorded allocation or free), with a frame of that call.
 void note_stack_start(std::uintptr_t here);
@@ -40,9 +50,10 @@ void note_stack_start(std::uintptr_t here);
 // signal handler that interrupted pthread code holding it would wait), then judges `here`.
 bool stack_has_room_slow(std::uintptr_t here);
 
-// One subtraction and one comparison per allocation: a frame below the stack wraps around, and one
-// above it is far from its low end, so both count as room.
+// Two subtractions and two comparisons per allocation: a frame below the stack wraps around, and
+// one above it is far from its low end, so both count as room.
 [[gnu::always_inline]] inline bool stack_has_room(std::uintptr_t here) {
+  if (here - t_alt_stack_low < t_alt_stack_size) return here - t_alt_stack_low >= kUnwindStackRoom;
   return here - t_stack_low >= kUnwindStackRoom || stack_has_room_slow(here);
 }
 

@@ -49,6 +49,10 @@ struct NewPythonFrame {
 // stack, which may be small (16 KiB is allowed: tests/programs/small_stack.c); the owning thread
 // alone uses it, and only while it records (never re-entered: a malloc inside is passed through).
 struct StackScratch {
+  // libunwind's walk, the interposed function's own return address first. Here rather than in
+  // the interposed function's frame: 520 bytes less of a small stack (a signal handler's
+  // alternate stack, tests/programs/alt_signal_stack.c) taken by every allocation.
+  void* raw[kMaxFrames + 1];
   std::uintptr_t without_agent[kMaxFrames];
   std::uint64_t words[kMaxFrames];
   PythonFrame python[kMaxFrames];

@@ -614,6 +614,36 @@ TEST_F(ProgramRun, AThreadOnASmallStackStillHasRoom) {
   }
 }
 
+// A signal handler that allocates on an 8 KiB alternate signal stack (the classic SIGSTKSZ; the
+// kernel's signal frame takes 3 to 5 KiB of it): the agent's walk there (5-6 KiB where return
+// addresses are new to libunwind) overflowed it into the heap, and glibc aborted the program.
+// Judged against that stack, the handler's allocations are counted without their stacks; on a
+// stack with room (64 KiB) they keep them, at the handler's line.
+TEST_F(ProgramRun, ASignalHandlerOnASmallAlternateStackStillHasRoom) {
+  const auto plain = run_process(program("alt_signal_stack"), {});
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  ASSERT_EQ(plain.out, "ok 10\n");
+  const auto allocations_labelled = [this](const std::string& label) {
+    int n = 0;
+    for (const Json& s : report_["sites"]) {
+      if (s["label"].get<std::string>().ends_with(label)) n += s["allocations"].get<int>();
+    }
+    return n;
+  };
+  auto r = tleak_run({}, {program("alt_signal_stack")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, plain.out);
+  EXPECT_EQ(allocations_labelled("(no stack recorded)"), 10);
+  EXPECT_EQ(allocations_labelled(at("alt_signal_stack.c", "ALT")), 0);
+  EXPECT_EQ(allocations_labelled(at("alt_signal_stack.c", "MAIN")), 1);
+  r = tleak_run({}, {program("alt_signal_stack"), "65536"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, plain.out);
+  EXPECT_EQ(allocations_labelled("(no stack recorded)"), 0);
+  EXPECT_EQ(allocations_labelled(at("alt_signal_stack.c", "ALT")), 10);
+  EXPECT_EQ(allocations_labelled(at("alt_signal_stack.c", "MAIN")), 1);
+}
+
 // tleak.attached() is true in the process tleak records, false in a child it forks (which
 // inherits the agent but is not recorded) and without tleak.
 TEST_F(ProgramRun, PythonKnowsWhetherItIsRecorded) {
