@@ -154,6 +154,7 @@ void fence_locked(RecordKind kind, const char* name) {
   record->name_bytes = name_bytes;
   if (name_bytes > 0) std::memcpy(record + 1, name, name_bytes - 1);
   if (own != nullptr && own->index < count) {  // among the buffers locked above
+    if (own->has_deferred) write_deferred_alloc(own);
     std::memcpy(own->reserve(size), message, size);  // sends first what is there if it is full
     own->send();
   } else {
@@ -426,7 +427,35 @@ void write_site(ThreadBuffer* buffer, std::uint32_t site, const std::uint64_t* w
   std::memcpy(buffer->last_frames, words, depth * 8);
 }
 
+std::uint32_t cache_slot(const StackKey& key) { return (key.a >> 1) & (ThreadBuffer::kCacheEntries - 1); }
+
+// Where a free's record goes while an allocation is deferred: behind it, or once kFreesBehind wait
+// there, in the buffer after it. Apart from record_free_at, whose common path then saves nothing
+// around a call.
+[[gnu::noinline]] FreeRecord* free_record_behind_deferred(ThreadBuffer* buffer) {
+  DeferredAlloc& deferred = buffer->deferred;
+  if (deferred.frees_behind < DeferredAlloc::kFreesBehind) return &deferred.frees[deferred.frees_behind++];
+  write_deferred_alloc(buffer);
+  return reinterpret_cast<FreeRecord*>(buffer->reserve(sizeof(FreeRecord)));
+}
+
 }  // namespace
+
+void write_deferred_alloc(ThreadBuffer* buffer) {
+  DeferredAlloc& deferred = buffer->deferred;
+  buffer->has_deferred = false;
+  bool is_new = false;
+  const std::uint32_t site = g_sites.intern(deferred.key, &is_new);
+  if (is_new) write_site(buffer, site, deferred.words, deferred.depth);
+  auto* record = reinterpret_cast<AllocRecord*>(buffer->reserve(sizeof(AllocRecord)));
+  *record = {{RecordKind::kAlloc, 0, sizeof(AllocRecord)}, deferred.ns, deferred.address, deferred.size, site,
+             buffer->index};
+  const std::uint32_t frees_bytes = deferred.frees_behind * static_cast<std::uint32_t>(sizeof(FreeRecord));
+  if (frees_bytes > 0) std::memcpy(buffer->reserve(frees_bytes), deferred.frees, frees_bytes);
+  deferred.frees_behind = 0;
+  buffer->resolved = {deferred.key, site, 0};
+  buffer->resolved_unseen = true;
+}
 
 void recording::record_captured_alloc(ThreadBuffer* buffer, const void* address, std::size_t size, int count,
                                       int saved_errno, std::uint64_t started) {
@@ -467,24 +496,36 @@ void recording::record_captured_alloc(ThreadBuffer* buffer, const void* address,
     step_profile::lap(step_profile::kPython, &lap);
     const StackKey key = SiteTable::key(words, d);
     step_profile::lap(step_profile::kHash, &lap);
-    SiteCacheEntry& cached = buffer->cache[(key.a >> 1) & (ThreadBuffer::kCacheEntries - 1)];
-    bool is_new = false;
-    std::uint32_t site;
-    if (cached.key == key) {
-      site = cached.site;
-    } else {
-      site = g_sites.intern(key, &is_new);
-      cached.key = key;
-      cached.site = site;
+    // Looked up before the lock, whose exchange every later load would wait for. Only this
+    // thread writes its cache.
+    SiteCacheEntry& cached = buffer->cache[cache_slot(key)];
+    bool known = cached.key == key;
+    buffer->lock.lock();
+    // The previous allocation's records, if deferred, go first; then its site is in the cache.
+    if (__builtin_expect(buffer->has_deferred, 0)) write_deferred_alloc(buffer);
+    if (__builtin_expect(buffer->resolved_unseen, 0)) {
+      buffer->resolved_unseen = false;
+      buffer->cache[cache_slot(buffer->resolved.key)] = buffer->resolved;
+      known = cached.key == key;
     }
     step_profile::lap(step_profile::kIntern, &lap);
-    buffer->lock.lock();
     for (int i = 0; i < fresh_count; ++i) write_python_frame(buffer, fresh[i]);
-    if (is_new) write_site(buffer, site, words, d);
-    auto* record = reinterpret_cast<AllocRecord*>(buffer->reserve(sizeof(AllocRecord)));
     const std::uint64_t ns = stamp();
-    *record = {{RecordKind::kAlloc, 0, sizeof(AllocRecord)}, ns, reinterpret_cast<std::uint64_t>(address),
-               size, site, buffer->index};
+    if (known) {
+      auto* record = reinterpret_cast<AllocRecord*>(buffer->reserve(sizeof(AllocRecord)));
+      *record = {{RecordKind::kAlloc, 0, sizeof(AllocRecord)}, ns, reinterpret_cast<std::uint64_t>(address),
+                 size, cached.site, buffer->index};
+    } else {
+      g_sites.prefetch(key);
+      DeferredAlloc& deferred = buffer->deferred;
+      deferred.key = key;
+      deferred.ns = ns;
+      deferred.address = reinterpret_cast<std::uint64_t>(address);
+      deferred.size = size;
+      deferred.depth = d;
+      std::memcpy(deferred.words, words, d * sizeof words[0]);
+      buffer->has_deferred = true;
+    }
     buffer->allocated_since_send += size;
     if (buffer->allocated_since_send >= ThreadBuffer::kFlushAllocatedBytes) buffer->send();
     buffer->lock.unlock();
@@ -502,7 +543,9 @@ void record_free_at(const void* address, std::uint64_t ns) {
   if (ThreadBuffer* buffer = this_thread_buffer()) {
     if (ns == 0) ns = stamp();
     buffer->lock.lock();
-    auto* record = reinterpret_cast<FreeRecord*>(buffer->reserve(sizeof(FreeRecord)));
+    auto* record = __builtin_expect(buffer->has_deferred, 0)
+                       ? free_record_behind_deferred(buffer)
+                       : reinterpret_cast<FreeRecord*>(buffer->reserve(sizeof(FreeRecord)));
     *record = {{RecordKind::kFree, 0, sizeof(FreeRecord)}, ns, reinterpret_cast<std::uint64_t>(address)};
     buffer->lock.unlock();
     // Frees serve fences too: a program that only frees for a while (an interpreter's teardown

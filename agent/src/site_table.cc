@@ -24,9 +24,11 @@ constexpr std::uint64_t kHugePageTableBytes = std::uint64_t{4} << 20;
 }  // namespace
 
 bool SiteTable::init() {
-  capacity_ = kFirstSlots;
-  slots_ = static_cast<Slot*>(map_pages(capacity_ * sizeof(Slot)));
-  return slots_ != nullptr;
+  auto* slots = static_cast<Slot*>(map_pages(kFirstSlots * sizeof(Slot)));
+  if (slots == nullptr) return false;
+  capacity_.store(kFirstSlots, std::memory_order_relaxed);
+  slots_.store(slots, std::memory_order_relaxed);
+  return true;
 }
 
 StackKey SiteTable::key(const std::uint64_t* words, std::uint32_t count) {
@@ -63,7 +65,9 @@ SiteTable::Slot* SiteTable::find(Slot* slots, std::uint64_t capacity, const Stac
 }
 
 bool SiteTable::grow() {
-  const std::uint64_t capacity = capacity_ * 2;
+  Slot* const old_slots = slots_.load(std::memory_order_relaxed);
+  const std::uint64_t old_capacity = capacity_.load(std::memory_order_relaxed);
+  const std::uint64_t capacity = old_capacity * 2;
   if (capacity > kMaxSlots) return false;
   auto* slots = static_cast<Slot*>(map_pages(capacity * sizeof(Slot)));
   if (slots == nullptr) return false;
@@ -71,30 +75,31 @@ bool SiteTable::grow() {
   // is a TLB miss as well as a cache miss: huge pages take most of the former away (17% of the
   // insertions' samples on the PyTorch loop).
   if (capacity * sizeof(Slot) >= kHugePageTableBytes) madvise(slots, capacity * sizeof(Slot), MADV_HUGEPAGE);
-  for (std::uint64_t i = 0; i < capacity_; ++i) {
-    if (slots_[i].site != 0) *find(slots, capacity, {slots_[i].a, slots_[i].b}) = slots_[i];
+  for (std::uint64_t i = 0; i < old_capacity; ++i) {
+    if (old_slots[i].site != 0) *find(slots, capacity, {old_slots[i].a, old_slots[i].b}) = old_slots[i];
   }
-  unmap_pages(slots_, capacity_ * sizeof(Slot));
-  slots_ = slots;
-  capacity_ = capacity;
+  slots_.store(slots, std::memory_order_relaxed);
+  capacity_.store(capacity, std::memory_order_relaxed);
+  unmap_pages(old_slots, old_capacity * sizeof(Slot));
   return true;
 }
 
 std::uint32_t SiteTable::intern(const StackKey& key, bool* is_new) {
   *is_new = false;
   lock_.lock();
-  Slot* slot = find(slots_, capacity_, key);
+  Slot* slot = find(slots_.load(std::memory_order_relaxed), capacity_.load(std::memory_order_relaxed), key);
   if (slot->site != 0) {
     const std::uint32_t site = slot->site;
     lock_.unlock();
     return site;
   }
   // Three quarters full: double first (a table that cannot grow takes no more sites).
-  if (next_site_ >= kMaxSites || (std::uint64_t{next_site_} * 4 >= capacity_ * 3 && !grow())) {
+  if (next_site_ >= kMaxSites ||
+      (std::uint64_t{next_site_} * 4 >= capacity_.load(std::memory_order_relaxed) * 3 && !grow())) {
     lock_.unlock();
     return kOverflowSite;
   }
-  slot = find(slots_, capacity_, key);
+  slot = find(slots_.load(std::memory_order_relaxed), capacity_.load(std::memory_order_relaxed), key);
   slot->a = key.a;
   slot->b = static_cast<std::uint32_t>(key.b);
   slot->site = next_site_++;

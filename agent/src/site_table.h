@@ -8,6 +8,7 @@
 // under its lock, on a miss.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 
 #include "tleak/agent/protocol.h"
@@ -33,6 +34,13 @@ class SiteTable {
 
   // The key's site; `*is_new` is set when this call created it (the caller then sends it).
   std::uint32_t intern(const StackKey& key, bool* is_new);
+  // Asks the processor for the key's first slot, for an intern() a little later. Without the
+  // lock: a table being replaced meanwhile makes it a useless fetch, never a fault.
+  void prefetch(const StackKey& key) const {
+    const Slot* slots = slots_.load(std::memory_order_relaxed);
+    const std::uint64_t capacity = capacity_.load(std::memory_order_relaxed);
+    if (slots != nullptr) __builtin_prefetch(&slots[(key.a >> 1) & (capacity - 1)]);
+  }
 
  private:
   struct Slot {
@@ -47,8 +55,9 @@ class SiteTable {
   bool grow();
 
   detail::SpinLock lock_;
-  Slot* slots_ = nullptr;
-  std::uint64_t capacity_ = 0;
+  // Atomic only for prefetch(), which reads them without the lock; changed under it.
+  std::atomic<Slot*> slots_{nullptr};
+  std::atomic<std::uint64_t> capacity_{0};
   std::uint32_t next_site_ = 1;
 };
 

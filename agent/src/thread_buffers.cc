@@ -78,6 +78,7 @@ unsigned char* ThreadBuffer::reserve(std::uint32_t bytes) {
 }
 
 void ThreadBuffer::send() {
+  if (has_deferred) write_deferred_alloc(this);
   if (used > 0) channel_send(data, used);
   used = 0;
   allocated_since_send = 0;

@@ -59,6 +59,26 @@ struct StackScratch {
   NewPythonFrame fresh[kMaxFrames + 1];  // the kept Python frames and the user's beyond them
 };
 
+// An allocation whose stack missed the thread's cache, written to the buffer only before the
+// thread's next record (or when the buffer is sent): its slot in the shared site table, which for a
+// program of a million stacks is 16 MB and misses the processor's caches for each new one, is
+// fetched meanwhile instead of waited for. The stack's words are kept here, since the thread's
+// next walk reuses its scratch. Its Python frames' descriptions are not deferred: written at once,
+// while their code objects are certainly alive. The thread's frees meanwhile wait behind it (a
+// block is often freed right after it was allocated: a C++ temporary), up to kFreesBehind, so that
+// the buffer stays in the order of the stamps.
+struct DeferredAlloc {
+  static constexpr std::uint32_t kFreesBehind = 16;
+  std::uint32_t depth = 0;
+  StackKey key;
+  std::uint64_t ns = 0;
+  std::uint64_t address = 0;
+  std::uint64_t size = 0;
+  std::uint32_t frees_behind = 0;
+  FreeRecord frees[kFreesBehind];
+  std::uint64_t words[kMaxFrames];
+};
+
 struct ThreadBuffer {
   static constexpr std::uint32_t kCacheEntries = 1024;
   static constexpr std::uint32_t kPythonCacheEntries = 512;
@@ -66,6 +86,10 @@ struct ThreadBuffer {
 
   detail::SpinLock lock;
   std::atomic<bool> taken{false};
+  // Beside the fields every record touches (in what was padding): `deferred` holds an allocation
+  // to write; `resolved` holds a site for the thread's cache.
+  bool has_deferred = false;
+  bool resolved_unseen = false;
   std::uint32_t index = 0;
   std::uint32_t used = 0;
   std::uint64_t allocated_since_send = 0;
@@ -81,12 +105,22 @@ struct ThreadBuffer {
   std::uint64_t last_frames[kMaxFrames];
   StackScratch scratch;
   alignas(64) unsigned char data[kMaxMessageBytes];
+  DeferredAlloc deferred;
+  // The site the deferred allocation was given, for the owning thread's cache: the cache is read
+  // by its thread without the lock, so another thread that wrote the record (a fence) leaves the
+  // entry here for the owner to put in.
+  SiteCacheEntry resolved;
 
-  // Room for `bytes` more (sending what is there first if needed). Call with `lock` held.
+  // Room for `bytes` more (sending what is there first if needed). Call with `lock` held and the
+  // deferred allocation written first (has_deferred unset), or the buffer leaves stamp order.
   unsigned char* reserve(std::uint32_t bytes);
-  // Sends what is buffered. Call with `lock` held.
+  // Sends what is buffered, the deferred allocation included. Call with `lock` held.
   void send();
 };
+
+// Writes the buffer's deferred allocation (its site first if new). Call with `lock` held; defined
+// with the site table (agent.cc).
+void write_deferred_alloc(ThreadBuffer* buffer);
 
 // The calling thread's buffer, created or reused on first use; nullptr if none can be had (every
 // one of the kMaxThreadBuffers taken by threads alive at once): the thread then goes unrecorded, is

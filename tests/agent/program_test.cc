@@ -644,6 +644,41 @@ TEST_F(ProgramRun, ASignalHandlerOnASmallAlternateStackStillHasRoom) {
   EXPECT_EQ(allocations_labelled(at("alt_signal_stack.c", "MAIN")), 1);
 }
 
+// An allocation from a stack new to its thread is written only before the thread's next record,
+// so that its slot in the site table is fetched meanwhile (agent/src/thread_buffers.h,
+// DeferredAlloc). A mark made by another thread while it waits must still count it, the thread's
+// next allocation from that stack must find its site, and more frees than wait behind it must stay
+// in order.
+TEST_F(ProgramRun, AnAllocationWrittenLaterStillCountsWhereItHappened) {
+  const auto r = tleak_run({}, {program("deferred_site")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto sites_at = [this](const std::string& line) {
+    std::vector<Json> found;
+    for (const Json& s : report_["sites"]) {
+      if (s["label"].get<std::string>().ends_with(line)) found.push_back(s);
+    }
+    return found;
+  };
+  const auto first = sites_at(at("deferred_site.c", "FIRST"));
+  ASSERT_EQ(first.size(), 1u) << report_["sites"].dump();
+  EXPECT_EQ(first[0]["allocations"], 2);
+  EXPECT_EQ(first[0]["frees"], 2);
+  EXPECT_EQ(first[0]["peak_live_bytes"], 200);
+  EXPECT_EQ(first[0]["live_bytes_at_samples"], Json::array({100}));
+  const auto early = sites_at(at("deferred_site.c", "EARLY"));
+  ASSERT_EQ(early.size(), 1u);
+  EXPECT_EQ(early[0]["allocations"], 20);
+  EXPECT_EQ(early[0]["frees"], 20);
+  EXPECT_EQ(early[0]["live_bytes_at_samples"], Json::array({640}));
+  const auto second = sites_at(at("deferred_site.c", "SECOND"));
+  ASSERT_EQ(second.size(), 1u);
+  EXPECT_EQ(second[0]["allocations"], 1);
+  EXPECT_EQ(second[0]["frees"], 1);
+  EXPECT_EQ(report_["totals"]["leaked_bytes"], 0);
+  EXPECT_EQ(report_["totals"]["allocations"].get<std::int64_t>() - report_["totals"]["frees"].get<std::int64_t>(),
+            report_["totals"]["reachable_at_exit_blocks"].get<std::int64_t>());
+}
+
 // tleak.attached() is true in the process tleak records, false in a child it forks (which
 // inherits the agent but is not recorded) and without tleak.
 TEST_F(ProgramRun, PythonKnowsWhetherItIsRecorded) {
