@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "channel.h"
+#include "mapped_path.h"
 #include "next_symbol.h"
 #include "tleak/agent/protocol.h"
 #include "tleak/detail/spin_lock.h"
@@ -48,6 +49,31 @@ std::uint32_t build_id(const dl_phdr_info* info, const unsigned char** id) {
   return 0;
 }
 
+// An object loaded by a relative name ("./plugin.so", ctypes.CDLL("./libfoo.so")) keeps that name
+// in the loader's list, which means the program's directory when it loaded it: tleak, elsewhere
+// and later, could not open it, and its frames went unnamed. Its absolute name, from the kernel's
+// map of the file at `start`, found once per object (the map is sent whole at every change).
+const char* absolute_path(std::uintptr_t load_bias, const char* name, std::uintptr_t start) {
+  struct Resolved {
+    std::uintptr_t load_bias;
+    char name[256];  // empty: unused
+    char path[4096];
+  };
+  static Resolved resolved[8];
+  static std::uint32_t next = 0;
+  const std::size_t name_bytes = std::strlen(name) + 1;
+  for (const Resolved& r : resolved) {
+    if (r.load_bias == load_bias && std::strcmp(r.name, name) == 0) return r.path;
+  }
+  Resolved& r = resolved[next++ % 8];
+  r.name[0] = '\0';
+  if (!mapped_path(start, r.path, sizeof r.path)) return name;
+  r.load_bias = load_bias;
+  // A longer name is looked up again each time.
+  if (name_bytes <= sizeof r.name) std::memcpy(r.name, name, name_bytes);
+  return r.path;
+}
+
 int add_module(dl_phdr_info* info, size_t, void*) {
   std::uintptr_t start = ~std::uintptr_t{0}, end = 0;
   for (int i = 0; i < info->dlpi_phnum; ++i) {
@@ -60,7 +86,11 @@ int add_module(dl_phdr_info* info, size_t, void*) {
   if (end == 0) return 0;
   const char* path = info->dlpi_name;
   // The main program has an empty name; the vdso has none on disk worth naming.
-  if (path == nullptr || path[0] == '\0') path = g_exe_path;
+  if (path == nullptr || path[0] == '\0') {
+    path = g_exe_path;
+  } else if (path[0] != '/' && std::strchr(path, '/') != nullptr) {
+    path = absolute_path(info->dlpi_addr, path, start);
+  }
   const unsigned char* id = nullptr;
   const std::uint32_t id_bytes = build_id(info, &id);
   std::uint32_t path_bytes = static_cast<std::uint32_t>(std::strlen(path)) + 1;

@@ -423,6 +423,22 @@ TEST_F(ProgramRun, PluginsLoadedAndUnloadedAreFollowed) {
   EXPECT_EQ(report_["totals"]["leaked_bytes"], 0);
 }
 
+// The same plugin loaded by a relative name (as ctypes.CDLL("./libfoo.so") does): the loader keeps
+// that name, which tleak could not open (it was skipped, and the plugin's frames read "??"); the
+// agent names the file the kernel mapped instead.
+TEST_F(ProgramRun, APluginLoadedByARelativeNameIsStillNamed) {
+  std::string plugin = std::filesystem::relative(program("libdlopen_plugin.so")).string();
+  if (plugin.find('/') == std::string::npos) plugin = "./" + plugin;
+  ASSERT_NE(plugin[0], '/');
+  const auto r = tleak_run({}, {program("dlopen_churn"), plugin});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "objects one more while loaded, as before after\n");
+  const Json& s = site_at(at("dlopen_plugin.c", "PLUGIN"));
+  EXPECT_EQ(s["allocations"], 100);
+  EXPECT_EQ(s["frames"][0]["function"], "plugin_make");
+  EXPECT_EQ(s["frames"][0]["module"], "libdlopen_plugin.so");
+}
+
 // A program that closes every descriptor (close, close_range, closefrom) and puts its own on the
 // agent's numbers (dup2, dup3) keeps its output, and tleak keeps its channel: the leak after that is
 // found by the exit scan.
