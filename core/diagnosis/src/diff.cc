@@ -246,7 +246,7 @@ nlohmann::json to_json(const Diff& d) {
 std::string render_text(const Diff& d, std::size_t max_sites) {
   std::ostringstream out;
   // A slope's unit: "/iter", or a program's sampling period ("/100 ms").
-  const auto per = [](const StepWords& w) { return w.per == "iteration" ? std::string("/iter") : "/" + w.per; };
+  const auto per = [](const StepWords& w) { return "/" + w.per_abbreviated; };
   const auto line = [&](const char* name, double a, double b, bool per_step = false) {
     out << "  " << name << ": " << format_bytes(a) << (per_step ? per(d.words_a) : "") << " -> " << format_bytes(b)
         << (per_step ? per(d.words_b) : "") << " (" << signed_bytes(b - a) << ")\n";

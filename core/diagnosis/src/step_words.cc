@@ -7,7 +7,7 @@
 
 namespace tleak::diagnosis {
 
-StepWords iteration_words() { return {"iteration", "iteration", "iterations"}; }
+StepWords iteration_words() { return {"iteration", "iteration", "iterations", "iter"}; }
 
 StepWords sample_words(double sample_seconds) {
   char period[32];
@@ -16,7 +16,7 @@ StepWords sample_words(double sample_seconds) {
   } else {
     std::snprintf(period, sizeof period, "%g s", sample_seconds);
   }
-  return {period, "sample", "samples"};
+  return {period, "sample", "samples", period};
 }
 
 StepWords step_words(const RunInfo& run) {

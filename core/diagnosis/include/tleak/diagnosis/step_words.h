@@ -16,6 +16,7 @@ struct StepWords {
   std::string per;   // what a slope is per: "iteration", or the sampling period ("100 ms")
   std::string one;   // one point of the series: "iteration" or "sample"
   std::string many;  // "iterations" or "samples"
+  std::string per_abbreviated;  // `per` in a figure's unit: "iter", or the period ("100 ms")
 };
 
 StepWords iteration_words();
