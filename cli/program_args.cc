@@ -52,7 +52,7 @@ double parse_duration(const std::string& option, const std::string& text) {
   else throw UsageError(option + ": unknown unit in " + quoted(text) + " (use ms, s or m)");
   using diagnosis::ProgramOptions;
   if (!(seconds >= ProgramOptions::kMinSampleSeconds && seconds <= ProgramOptions::kMaxSampleSeconds)) {
-    throw UsageError(option + ": " + quoted(text) + " is out of range (1ms to 1 hour)");
+    throw UsageError(option + ": " + quoted(text) + " is out of range (" + ProgramOptions::kSampleRangeWords + ")");
   }
   return seconds;
 }

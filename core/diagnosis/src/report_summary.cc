@@ -68,7 +68,8 @@ StepWords words_of_run(const element& run) {
   if (clock != "time") throw ReportError("malformed report: \"clock\" in run.program is neither \"iterations\" nor \"time\"");
   const double seconds = number(program, "sample_seconds", "run.program");
   if (!(seconds >= ProgramOptions::kMinSampleSeconds && seconds <= ProgramOptions::kMaxSampleSeconds)) {
-    throw ReportError("malformed report: \"sample_seconds\" in run.program is out of range (1 ms to 1 hour)");
+    throw ReportError(std::string("malformed report: \"sample_seconds\" in run.program is out of range (") +
+                      ProgramOptions::kSampleRangeWords + ")");
   }
   return sample_words(seconds);
 }

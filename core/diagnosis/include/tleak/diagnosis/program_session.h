@@ -29,6 +29,8 @@ struct ProgramOptions {
   double sample_seconds = 0.1;       // the time clock, until the program marks its own iterations
   // --sample-every's range, which a report's run.program.sample_seconds is held to when read back.
   static constexpr double kMinSampleSeconds = 0.001, kMaxSampleSeconds = 3600;
+  // The two bounds above, said in messages.
+  static constexpr const char* kSampleRangeWords = "1 ms to 1 hour";
   std::int64_t max_live_bytes = 0;   // stop the program past this many live bytes; 0: no limit
   int snapshot_signal = SIGUSR2;     // sent to tleak: a snapshot of the program's live heap
   ClassifierOptions thresholds;
