@@ -51,13 +51,14 @@ void visit_runs_in_order(const std::vector<T>& items, const std::vector<std::siz
     return;
   }
   for (Lane& lane : lanes) lane.at = lane.runs.front().begin;
-  const auto advance = [&](Lane& lane) {
-    // False when the lane is used up.
-    if (++lane.at < lane.runs[lane.next_run].end) return true;
+  // A lane whose run is visited moves to its next run; false when it has none left.
+  const auto next_run = [](Lane& lane) {
     if (++lane.next_run == lane.runs.size()) return false;
     lane.at = lane.runs[lane.next_run].begin;
     return true;
   };
+  // Past the item visited; false when the lane is used up.
+  const auto advance = [&](Lane& lane) { return ++lane.at < lane.runs[lane.next_run].end || next_run(lane); };
   if (lanes.size() == 2) {
     // Two threads' records, the common case past one: the comparison's result is the index of the
     // lane to take (no scan of open lanes through pointers for each record: which lane comes next
@@ -71,17 +72,15 @@ void visit_runs_in_order(const std::vector<T>& items, const std::vector<std::siz
       visit(items[second ? at1 : at0]);
       Lane& taken = *lane[second];
       if (++taken.at < end[second]) continue;
-      if (++taken.next_run == taken.runs.size()) {
+      if (!next_run(taken)) {
         // Used up: the other lane's rest, in order.
         Lane& other = *lane[!second];
         for (;;) {
           for (; other.at < end[!second]; ++other.at) visit(items[other.at]);
-          if (++other.next_run == other.runs.size()) return;
-          other.at = other.runs[other.next_run].begin;
+          if (!next_run(other)) return;
           end[!second] = other.runs[other.next_run].end;
         }
       }
-      taken.at = taken.runs[taken.next_run].begin;
       end[second] = taken.runs[taken.next_run].end;
     }
   }
