@@ -14,6 +14,10 @@
 #include "tleak/agent/python_files.h"
 
 namespace tleak::agent {
+
+std::uint32_t g_code_filename_offset = 0, g_code_qualname_offset = 0;
+std::uintptr_t g_eval_start = 0, g_eval_end = 0;
+
 namespace {
 
 const PythonLayout* g_layout = nullptr;
@@ -23,7 +27,6 @@ std::uintptr_t g_code_type = 0, g_bytes_type = 0, g_str_type = 0, g_type_type = 
 
 // A str's form, in its state word: the width of its characters and where they lie.
 constexpr std::uint32_t kStrKindShift = 2, kStrCompactBit = 5, kStrAsciiBit = 6, kStrReadyBit = 7;
-std::uintptr_t g_eval_start = 0, g_eval_end = 0;
 
 template <class T>
 T read_at(std::uintptr_t address, std::uint32_t offset) {
@@ -156,6 +159,8 @@ bool python_init() {
   g_str_type = reinterpret_cast<std::uintptr_t>(str_type);
   g_type_type = reinterpret_cast<std::uintptr_t>(type_type);
   g_layout = &kPython311;
+  g_code_filename_offset = g_layout->code_filename;
+  g_code_qualname_offset = g_layout->code_qualname;
   return true;
 }
 
@@ -193,10 +198,6 @@ bool python_object_pools(PoolGeometry* out) {
   if (g_layout == nullptr) return false;
   *out = g_layout->pools;
   return true;
-}
-
-bool in_eval_loop(std::uint64_t return_address) {
-  return return_address > g_eval_start && return_address <= g_eval_end;
 }
 
 namespace {
@@ -258,10 +259,6 @@ PythonCodeKind python_code_kind(std::uint64_t code) {
   return python_file_is_users(file, g_focus) ? PythonCodeKind::kUser : PythonCodeKind::kLibrary;
 }
 
-void python_code_identity(std::uint64_t code, std::uint64_t* file, std::uint64_t* name) {
-  *file = read_at<std::uintptr_t>(code, g_layout->code_filename);
-  *name = read_at<std::uintptr_t>(code, g_layout->code_qualname);
-}
 
 void python_describe(const PythonFrame& frame, char* file, std::uint32_t file_bytes, char* function,
                      std::uint32_t function_bytes, std::int32_t* line) {

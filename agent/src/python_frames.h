@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 #include "reachability.h"
 
@@ -51,11 +52,25 @@ enum class PythonCodeKind : std::uint8_t { kUser, kLibrary, kImportMachinery };
 // per frame). The import machinery (<frozen importlib._bootstrap>...) is a library apart.
 PythonCodeKind python_code_kind(std::uint64_t code);
 
-// Whether a return address lies in the eval loop's function (where Python frames belong).
-bool in_eval_loop(std::uint64_t return_address);
+// The eval loop's function: [start, end) (python_init sets them; both 0 without Python).
+extern std::uintptr_t g_eval_start, g_eval_end;
 
-// The code object's file and qualified-name objects (identity only, for cache validation).
-void python_code_identity(std::uint64_t code, std::uint64_t* file, std::uint64_t* name);
+// Whether a return address lies in the eval loop's function (where Python frames belong). Inline:
+// it runs for every native frame of every allocation.
+inline bool in_eval_loop(std::uint64_t return_address) {
+  return return_address > g_eval_start && return_address <= g_eval_end;
+}
+
+// Where the interpreter in this process keeps a code object's file and qualified-name objects
+// (python_init sets them).
+extern std::uint32_t g_code_filename_offset, g_code_qualname_offset;
+
+// The code object's file and qualified-name objects (identity only, for cache validation). Inline:
+// it runs for every Python frame of every allocation.
+inline void python_code_identity(std::uint64_t code, std::uint64_t* file, std::uint64_t* name) {
+  std::memcpy(file, reinterpret_cast<const void*>(code + g_code_filename_offset), sizeof *file);
+  std::memcpy(name, reinterpret_cast<const void*>(code + g_code_qualname_offset), sizeof *name);
+}
 
 // Resolves a captured frame once: file, qualified name, line. Writes NUL-terminated strings.
 void python_describe(const PythonFrame& frame, char* file, std::uint32_t file_bytes, char* function,
