@@ -380,9 +380,11 @@ std::uint32_t with_python_frames(ThreadBuffer* buffer, const std::uintptr_t* nat
 }
 
 void write_python_frame(ThreadBuffer* buffer, const NewPythonFrame& f) {
-  char file[512], function[256];
-  std::int32_t line = 0;
-  python_describe(f.frame, file, sizeof file, function, sizeof function, &line);
+  PythonDescription& d = buffer->description;
+  python_describe(f.frame, &d);
+  const char* file = d.file;
+  const char* function = d.function;
+  const std::int32_t line = d.line;
   const auto file_bytes = static_cast<std::uint32_t>(std::strlen(file)) + 1;
   const auto function_bytes = static_cast<std::uint32_t>(std::strlen(function)) + 1;
   const std::uint32_t size = padded(sizeof(PythonFrameRecord) + file_bytes + function_bytes);

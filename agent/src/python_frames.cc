@@ -54,17 +54,26 @@ struct LineTableReader {
   }
 };
 
-std::int32_t line_of(std::uintptr_t code, std::uint32_t instruction) {
+// The line of `instruction` (in code units) in the code object's location table, read on from
+// where `d` found the entry before (`d` describes this code: python_describe) when it is not past
+// it, else from the start.
+std::int32_t line_of(std::uintptr_t code, std::uintptr_t table, std::uint32_t instruction, PythonDescription* d) {
   const PythonLayout& l = *g_layout;
-  const auto table = read_at<std::uintptr_t>(code, l.code_linetable);
   std::int32_t line = read_at<std::int32_t>(code, l.code_firstlineno);
   if (table == 0) return line;
   const auto size = read_at<std::int64_t>(table, l.var_size);
   if (size <= 0 || size > (1 << 24)) return line;
-  LineTableReader r{reinterpret_cast<const std::uint8_t*>(table + l.bytes_data),
-                    reinterpret_cast<const std::uint8_t*>(table + l.bytes_data) + size};
+  const auto* base = reinterpret_cast<const std::uint8_t*>(table + l.bytes_data);
+  LineTableReader r{base, base + size};
   std::uint32_t address = 0;
+  if (d->table == table && instruction >= d->entry_address && d->entry_offset < static_cast<std::uint64_t>(size)) {
+    r.p = base + d->entry_offset;
+    address = d->entry_address;
+    line = d->entry_line;
+  }
   while (r.p < r.end) {
+    const std::uint8_t* entry = r.p;
+    const std::int32_t line_before = line;
     const std::uint8_t first = *r.p++;
     const int code_kind = (first >> 3) & 15;
     const std::uint32_t length = (first & 7) + 1;
@@ -84,7 +93,12 @@ std::int32_t line_of(std::uintptr_t code, std::uint32_t instruction) {
     } else {
       r.p += 1;
     }
-    if (instruction < address + length) return has_line ? line : -1;
+    if (instruction < address + length) {
+      d->entry_offset = static_cast<std::uint32_t>(entry - base);
+      d->entry_address = address;
+      d->entry_line = line_before;
+      return has_line ? line : -1;
+    }
     address += length;
   }
   return line;
@@ -260,12 +274,24 @@ PythonCodeKind python_code_kind(std::uint64_t code) {
 }
 
 
-void python_describe(const PythonFrame& frame, char* file, std::uint32_t file_bytes, char* function,
-                     std::uint32_t function_bytes, std::int32_t* line) {
+void python_describe(const PythonFrame& frame, PythonDescription* d) {
   const PythonLayout& l = *g_layout;
-  copy_text(read_at<std::uintptr_t>(frame.code, l.code_filename), file, file_bytes);
-  copy_text(read_at<std::uintptr_t>(frame.code, l.code_qualname), function, function_bytes);
-  *line = line_of(frame.code, frame.instruction);
+  const auto file = read_at<std::uintptr_t>(frame.code, l.code_filename);
+  const auto name = read_at<std::uintptr_t>(frame.code, l.code_qualname);
+  const auto table = read_at<std::uintptr_t>(frame.code, l.code_linetable);
+  if (d->code != frame.code || d->file_object != file || d->name_object != name || d->table != table) {
+    copy_text(file, d->file, sizeof d->file);
+    copy_text(name, d->function, sizeof d->function);
+    d->code = frame.code;
+    d->file_object = file;
+    d->name_object = name;
+    // Its table's walk starts at its first entry.
+    d->table = table;
+    d->entry_offset = 0;
+    d->entry_address = 0;
+    d->entry_line = read_at<std::int32_t>(frame.code, l.code_firstlineno);
+  }
+  d->line = line_of(frame.code, table, frame.instruction, d);
 }
 
 }  // namespace tleak::agent

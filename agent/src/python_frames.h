@@ -72,8 +72,23 @@ inline void python_code_identity(std::uint64_t code, std::uint64_t* file, std::u
   std::memcpy(name, reinterpret_cast<const void*>(code + g_code_qualname_offset), sizeof *name);
 }
 
-// Resolves a captured frame once: file, qualified name, line. Writes NUL-terminated strings.
-void python_describe(const PythonFrame& frame, char* file, std::uint32_t file_bytes, char* function,
-                     std::uint32_t function_bytes, std::int32_t* line);
+// A frame's description, and what it was read from. A thread describes the frames of one code
+// object one after another (a module's code runs top to bottom as it is imported), and each had
+// decoded the same names again and walked the code's line table from its start (importing PyTorch:
+// 7,500 descriptions, 2.5 us each).
+struct PythonDescription {
+  char file[512];
+  char function[256];
+  std::int32_t line = 0;
+  // The code object described last, the objects it held, and where in its line table the entry
+  // found last begins: its offset, first code unit and the line before it.
+  std::uint64_t code = 0, file_object = 0, name_object = 0, table = 0;
+  std::uint32_t entry_offset = 0, entry_address = 0;
+  std::int32_t entry_line = 0;
+};
+
+// Resolves a captured frame once: file, qualified name (NUL-terminated) and line into `*d`, which
+// holds the previous description (of the same thread) or is new.
+void python_describe(const PythonFrame& frame, PythonDescription* d);
 
 }  // namespace tleak::agent

@@ -104,6 +104,7 @@ struct ThreadBuffer {
   std::uint32_t chain = 0;
   std::uint64_t last_frames[kMaxFrames];
   StackScratch scratch;
+  PythonDescription description;  // the last Python frame this thread described
   alignas(64) unsigned char data[kMaxMessageBytes];
   DeferredAlloc deferred;
   // The site the deferred allocation was given, for the owning thread's cache: the cache is read
