@@ -279,17 +279,22 @@ void python_describe(const PythonFrame& frame, PythonDescription* d) {
   const auto file = read_at<std::uintptr_t>(frame.code, l.code_filename);
   const auto name = read_at<std::uintptr_t>(frame.code, l.code_qualname);
   const auto table = read_at<std::uintptr_t>(frame.code, l.code_linetable);
-  if (d->code != frame.code || d->file_object != file || d->name_object != name || d->table != table) {
+  const std::int64_t table_bytes = table != 0 ? read_at<std::int64_t>(table, l.var_size) : 0;
+  const auto first_line = read_at<std::int32_t>(frame.code, l.code_firstlineno);
+  if (d->code != frame.code || d->file_object != file || d->name_object != name || d->table != table ||
+      d->table_bytes != table_bytes || d->first_line != first_line) {
     copy_text(file, d->file, sizeof d->file);
     copy_text(name, d->function, sizeof d->function);
     d->code = frame.code;
     d->file_object = file;
     d->name_object = name;
+    d->table_bytes = table_bytes;
+    d->first_line = first_line;
     // Its table's walk starts at its first entry.
     d->table = table;
     d->entry_offset = 0;
     d->entry_address = 0;
-    d->entry_line = read_at<std::int32_t>(frame.code, l.code_firstlineno);
+    d->entry_line = first_line;
   }
   d->line = line_of(frame.code, table, frame.instruction, d);
 }

@@ -80,9 +80,14 @@ struct PythonDescription {
   char file[512];
   char function[256];
   std::int32_t line = 0;
-  // The code object described last, the objects it held, and where in its line table the entry
-  // found last begins: its offset, first code unit and the line before it.
+  // The code object described last, the objects it held (a code object freed and another made at
+  // its address, as a loop of exec() can, must differ in one of them, or in its first line or its
+  // table's size, to be read afresh: the same bar as a frame's id, whose cache takes code, file and
+  // name), and where in its line table the entry found last begins: its offset, first code unit and
+  // the line before it.
   std::uint64_t code = 0, file_object = 0, name_object = 0, table = 0;
+  std::int64_t table_bytes = 0;
+  std::int32_t first_line = 0;
   std::uint32_t entry_offset = 0, entry_address = 0;
   std::int32_t entry_line = 0;
 };
