@@ -53,6 +53,7 @@ void AgentSource::reset() {
   pending_.reserve(kPendingReserve);
   live_.clear();
   site_spans_.clear();
+  empty_stack_sites_.clear();
   frame_chunks_.clear();
   chunk_used_ = 0;
   python_frames_.clear();
@@ -178,6 +179,7 @@ void AgentSource::record(const unsigned char* at, std::uint32_t size) {
       chunk_used_ += middle;
       span.middle = first;
       site_spans_[s.site] = span;
+      if (s.depth == 0 && s.site != kUnknownStackSite) empty_stack_sites_.push_back(s.site);
       return;
     }
     case RecordKind::kPythonFrame: {
@@ -379,11 +381,6 @@ Recording AgentSource::finish() {
 }
 
 Recording AgentSource::snapshot() const { return recorder_->snapshot({clock_, iteration_, clock_ + 1}); }
-
-bool AgentSource::stack_is_empty(SiteId site) const {
-  return site.value() != kUnknownStackSite && site.value() < site_spans_.size() &&
-         site_spans_[site.value()].middle != nullptr && site_spans_[site.value()].depth == 0;
-}
 
 std::vector<std::uintptr_t> AgentSource::stack(SiteId site) const {
   std::vector<std::uintptr_t> frames;

@@ -422,8 +422,8 @@ Report run_program(const ProgramOptions& o) {
   // Allocations the agent recorded without their stacks although stacks were asked for.
   std::uint64_t stackless = 0;
   if (o.stack_depth > 0) {
-    for (const SiteRecord& s : finished.sites) {
-      if (s.allocations > 0 && source.stack_is_empty(s.site)) stackless += s.allocations;
+    for (const std::uint32_t site : source.empty_stack_sites()) {
+      if (site < finished.sites.size()) stackless += finished.sites[site].allocations;
     }
   }
   make_report(std::move(finished), report, std::nullopt, *symbolizer);
