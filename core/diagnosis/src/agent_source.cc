@@ -374,9 +374,8 @@ Recording AgentSource::finish() {
     unfreed.reserve(live_.size());
     live_.for_each([&](std::uint64_t address, const Live& live) { unfreed.push_back(block_info(address, live)); });
   }
-  const auto by_id = [](const BlockInfo& a, const BlockInfo& b) { return a.block < b.block; };
-  std::sort(leaked.begin(), leaked.end(), by_id);
-  std::sort(unfreed.begin(), unfreed.end(), by_id);
+  // In the live table's order: the recording only adds these up, by site (their sort by block, of
+  // tens of thousands of 96-byte descriptions at a PyTorch program's exit, cost the report 3 ms).
   return recorder_->finish({clock_, iteration_, clock_ + 1}, {}, leaked, unfreed, scanned ? RunEnd::kExitScan : RunEnd::kNoExitScan);
 }
 
