@@ -176,6 +176,7 @@ int run_program_command(const RunArgs& args) {
   };
   diagnosis::Report report;
   try {
+    options.last_in_process = true;  // the report is written, then tleak exits
     report = diagnosis::run_program(options);
   } catch (const diagnosis::ProgramError& e) {
     throw UsageError(e.what());

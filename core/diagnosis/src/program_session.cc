@@ -20,6 +20,7 @@
 #include <ctime>
 #include <map>
 
+#include "left_for_exit.h"
 #include "module_preparer.h"
 #include "read_pacing.h"
 #include "program_image.h"
@@ -281,7 +282,8 @@ Report run_program(const ProgramOptions& o) {
   program.pid = child.pid;
   program.sample_seconds = o.sample_seconds;
 
-  AgentSource source;
+  auto source_owner = std::make_unique<AgentSource>();
+  AgentSource& source = *source_owner;
   // The program's modules' symbol tables and debug info, read ahead on a thread while it runs: the
   // report at its end then does not wait for them. A new image (the program exec'd) starts over:
   // the map is another one.
@@ -298,7 +300,7 @@ Report run_program(const ProgramOptions& o) {
   };
   bool answered_exit = false;
   bool fence_asked = false;
-  const auto make_report = [&](Recording rec, Report& out, const std::optional<std::string>& snapshot,
+  const auto make_report = [&](const Recording& rec, Report& out, const std::optional<std::string>& snapshot,
                                Symbolizer& symbolizer) {
     out.thresholds = o.thresholds;
     // The image the recording is about: the command, or what it exec'd into.
@@ -417,16 +419,16 @@ Report run_program(const ProgramOptions& o) {
                        "privileges as it starts, or a script whose interpreter is such a program?)");
   }
   note_modules();
-  const std::unique_ptr<Symbolizer> symbolizer = preparer->finish();
-  Recording finished = source.finish();
+  std::unique_ptr<Symbolizer> symbolizer = preparer->finish();
+  auto finished = std::make_unique<Recording>(source.finish());
   // Allocations the agent recorded without their stacks although stacks were asked for.
   std::uint64_t stackless = 0;
   if (o.stack_depth > 0) {
     for (const std::uint32_t site : source.empty_stack_sites()) {
-      if (site < finished.sites.size()) stackless += finished.sites[site].allocations;
+      if (site < finished->sites.size()) stackless += finished->sites[site].allocations;
     }
   }
-  make_report(std::move(finished), report, std::nullopt, *symbolizer);
+  make_report(*finished, report, std::nullopt, *symbolizer);
   if (stackless > 0) {
     report.notes.push_back(std::to_string(stackless) + (stackless == 1 ? " allocation is" : " allocations are") +
                            " in the site '(no stack recorded)': made with less than " +
@@ -458,6 +460,11 @@ Report run_program(const ProgramOptions& o) {
   } else if (!report.run.program->exit_scan) {
     report.notes.push_back("no exit scan: the program ended without running its exit handlers (killed, or "
                            "_exit), so blocks left allocated are reported as unjudged, not as leaks");
+  }
+  if (o.last_in_process) {
+    leave_for_exit(finished);
+    leave_for_exit(source_owner);
+    leave_for_exit(symbolizer);
   }
   return report;
 }
