@@ -166,11 +166,16 @@ TLEAK_EXPORT int sigprocmask(int how, const sigset_t* set, sigset_t* old) noexce
   return agent::real_sigprocmask(how, set, old);
 }
 
+namespace {
+std::atomic<int (*)(const stack_t*, stack_t*)> g_next_sigaltstack{nullptr};
+// Resolved before the program's own code runs, as find_next_mappings above says why.
+__attribute__((constructor)) void find_next_sigaltstack() { agent::next_symbol(g_next_sigaltstack, "sigaltstack"); }
+}  // namespace
+
 // The alternate signal stack's bounds, for the check that a handler running there has room for the
 // agent's walk (stack_room.h).
 TLEAK_EXPORT int sigaltstack(const stack_t* stack, stack_t* old) noexcept {
-  static std::atomic<int (*)(const stack_t*, stack_t*)> next{nullptr};
-  const int result = agent::next_symbol(next, "sigaltstack")(stack, old);
+  const int result = agent::next_symbol(g_next_sigaltstack, "sigaltstack")(stack, old);
   if (result == 0 && stack != nullptr) {
     agent::note_alternate_stack(stack->ss_sp, stack->ss_size, (stack->ss_flags & SS_DISABLE) != 0);
   }

@@ -4,7 +4,11 @@
  * them; then one allocation on the main thread's own stack (line MAIN). Plain it runs from about
  * 6,000 bytes here (under tleak now from about 6,500); under tleak the agent's walk of the handler's stack (5-6 KiB where its return
  * addresses are new to libunwind) overflowed an 8 KiB one into the heap below it, and glibc
- * aborted the program. Expected: "ok 10", exit 0. */
+ * aborted the program. A failed dlsym before sigaltstack leaves a dlerror() message pending, which
+ * must still be there after it (the agent interposes sigaltstack; its lookup of the next
+ * definition, with dlsym at that first call, had cleared it). Expected: "ok 10, dlerror set",
+ * exit 0. */
+#include <dlfcn.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,7 +31,9 @@ static void handler(int signal_number) {
 int main(int argc, char** argv) {
   const size_t size = argc > 1 ? strtoul(argv[1], NULL, 0) : 8 * 1024;
   stack_t alternate = {.ss_sp = malloc(size), .ss_size = size, .ss_flags = 0};
+  (void)dlsym(RTLD_DEFAULT, "tleak_test_symbol_no_object_defines");
   if (alternate.ss_sp == NULL || sigaltstack(&alternate, NULL) != 0) return 1;
+  const int dlerror_pending = dlerror() != NULL;
   struct sigaction action;
   memset(&action, 0, sizeof action);
   action.sa_handler = handler;
@@ -37,6 +43,6 @@ int main(int argc, char** argv) {
   char* volatile p = malloc(200); /* MAIN */
   p[0] = 1;
   free(p);
-  printf("ok %d\n", handled);
+  printf("ok %d, dlerror %s\n", handled, dlerror_pending ? "set" : "cleared");
   return 0;
 }
