@@ -1,4 +1,4 @@
-// The file mapped at an address, as the kernel names it (/proc/self/maps): for an object the
+// The file mapped at an address, as the kernel names it (memory_map.h): for an object the
 // program loaded by a relative name ("./plugin.so", Python's ctypes.CDLL("./libfoo.so")), whose
 // name in the loader's list is that relative one, meaningful only in the program's directory at
 // the time. Never allocates: read with a buffer of its own, for the module map (modules.h).

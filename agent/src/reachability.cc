@@ -11,6 +11,7 @@
 #include "agent_memory.h"
 #include "allocator_regions.h"
 #include "granule_set.h"
+#include "memory_map.h"
 #include "object_pools.h"
 #include "untouched_pages.h"
 
@@ -300,16 +301,6 @@ struct Scan {
 
 bool starts_with(const char* s, const char* prefix) { return std::strncmp(s, prefix, std::strlen(prefix)) == 0; }
 
-std::uint64_t parse_hex(const char*& p) {
-  std::uint64_t v = 0;
-  for (;; ++p) {
-    const char c = *p;
-    if (c >= '0' && c <= '9') v = v * 16 + static_cast<std::uint64_t>(c - '0');
-    else if (c >= 'a' && c <= 'f') v = v * 16 + static_cast<std::uint64_t>(c - 'a' + 10);
-    else return v;
-  }
-}
-
 [[gnu::noinline]] std::uint64_t scan_roots(Scan& scan, std::uintptr_t stack_pointer, std::uintptr_t ended_main_stack) {
   // The map read with plain syscalls into agent pages: no stdio, no malloc. The calling thread's
   // view: /proc/self is the main thread's, and reads empty once that thread has ended (main called
@@ -318,8 +309,7 @@ std::uint64_t parse_hex(const char*& p) {
   char* maps = static_cast<char*>(map_pages(kMapsBytes, true));
   if (maps == nullptr) return 0;
   std::size_t length = 0;
-  int fd = open("/proc/thread-self/maps", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);  // before Linux 3.17
+  const int fd = open_memory_map();
   if (fd >= 0) {
     for (ssize_t got; length + 1 < kMapsBytes &&
                       (got = read(fd, maps + length, kMapsBytes - 1 - length)) > 0;) {
@@ -341,21 +331,16 @@ std::uint64_t parse_hex(const char*& p) {
   for (char* line = maps; *line != '\0';) {
     char* next = std::strchr(line, '\n');
     if (next != nullptr) *next = '\0';
-    const char* p = line;
-    const std::uint64_t start = parse_hex(p);
-    ++p;
-    const std::uint64_t end = parse_hex(p);
-    ++p;
-    const bool readable = p[0] == 'r', writable = p[1] == 'w', is_private = p[3] == 'p';
-    // The path, if any, is the first '/' or '[' after the permissions.
-    const char* path = p + 4;
-    while (*path != '\0' && *path != '/' && *path != '[') ++path;
+    Mapping m;
+    const bool parsed = parse_mapping(line, next != nullptr ? next : line + std::strlen(line), &m);
     line = next != nullptr ? next + 1 : line + std::strlen(line);
-    if (!readable || !writable || !is_private) continue;
+    if (!parsed || !m.readable || !m.writable || !m.is_private) continue;
+    const char* path = m.path;  // NUL-terminated above
     if (starts_with(path, "[heap]") || starts_with(path, "[vvar]") || starts_with(path, "[vsyscall]") ||
         starts_with(path, "/dev/")) {
       continue;
     }
+    const std::uint64_t start = m.start, end = m.end;
     // glibc's per-thread arenas are 64 MiB-aligned mappings: heap, whose free chunks hold stale
     // pointers. Its blocks are scanned only when reached.
     if (start % (std::uint64_t{64} << 20) == 0 && scan.first_block_at_or_after(start) < scan.n &&
