@@ -54,15 +54,14 @@ struct LineTableReader {
   }
 };
 
-// The line of `instruction` (in code units) in the code object's location table, read on from
-// where `d` found the entry before (`d` describes this code: python_describe) when it is not past
-// it, else from the start.
-std::int32_t line_of(std::uintptr_t code, std::uintptr_t table, std::uint32_t instruction, PythonDescription* d) {
+// The line of `instruction` (in code units) in the code object's location table `table`, read on
+// from where `d` found the entry before (`d` describes this code, its first line and the table's
+// size included: python_describe) when it is not past it, else from the start.
+std::int32_t line_of(std::uintptr_t table, std::uint32_t instruction, PythonDescription* d) {
   const PythonLayout& l = *g_layout;
-  std::int32_t line = read_at<std::int32_t>(code, l.code_firstlineno);
-  if (table == 0) return line;
-  const auto size = read_at<std::int64_t>(table, l.var_size);
-  if (size <= 0 || size > (1 << 24)) return line;
+  std::int32_t line = d->first_line;
+  const std::int64_t size = d->table_bytes;
+  if (table == 0 || size <= 0 || size > (1 << 24)) return line;
   const auto* base = reinterpret_cast<const std::uint8_t*>(table + l.bytes_data);
   LineTableReader r{base, base + size};
   std::uint32_t address = 0;
@@ -296,7 +295,7 @@ void python_describe(const PythonFrame& frame, PythonDescription* d) {
     d->entry_address = 0;
     d->entry_line = first_line;
   }
-  d->line = line_of(frame.code, table, frame.instruction, d);
+  d->line = line_of(table, frame.instruction, d);
 }
 
 }  // namespace tleak::agent

@@ -17,8 +17,9 @@ enum Step : int {
   kObjectSearch,  // of it: libunwind's searches of the loaded objects (unwinder_objects.h)
   kPython,        // reading the Python frames and giving them ids
   kHash,          // the stack's key
-  kIntern,        // the thread's cache, then the shared site table
-  kWrite,         // records into the thread's buffer, sends included
+  kIntern,        // the thread's cache, the buffer's lock, and the previous allocation's deferred
+                  // insertion in the shared site table and its records (thread_buffers.h)
+  kWrite,         // this allocation's records (or its deferral), sends and fences included
   kSteps
 };
 
