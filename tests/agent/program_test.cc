@@ -631,7 +631,7 @@ TEST_F(ProgramRun, AThreadOnASmallStackStillHasRoom) {
 }
 
 // A signal handler that allocates on an 8 KiB alternate signal stack (the classic SIGSTKSZ; the
-// kernel's signal frame takes 3 to 5 KiB of it): the agent's walk there (5-6 KiB where return
+// kernel's signal frame takes about 3.3 KiB of it): the agent's walk there (5-6 KiB where return
 // addresses are new to libunwind) overflowed it into the heap, and glibc aborted the program.
 // Judged against that stack, the handler's allocations are counted without their stacks; on a
 // stack with room (64 KiB) they keep them, at the handler's line. The program's pending dlerror()

@@ -1,6 +1,6 @@
 /* A signal handler that allocates on a small alternate signal stack: argv[1] bytes of it (default
- * 8 KiB, the classic SIGSTKSZ; the kernel's signal frame takes 3 to 5 KiB of it, with AVX-512
- * state), SIGUSR1 raised ten times, each handler's call allocating 100 bytes (line ALT) and freeing
+ * 8 KiB, the classic SIGSTKSZ; the kernel's signal frame takes about 3.3 KiB of it here, with
+ * AVX-512 state), SIGUSR1 raised ten times, each handler's call allocating 100 bytes (line ALT) and freeing
  * them; then one allocation on the main thread's own stack (line MAIN). Plain it runs from about
  * 6,000 bytes here (under tleak now from about 6,500); under tleak the agent's walk of the handler's stack (5-6 KiB where its return
  * addresses are new to libunwind) overflowed an 8 KiB one into the heap below it, and glibc

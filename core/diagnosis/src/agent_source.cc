@@ -375,7 +375,7 @@ Recording AgentSource::finish() {
     live_.for_each([&](std::uint64_t address, const Live& live) { unfreed.push_back(block_info(address, live)); });
   }
   // In the live table's order: the recording only adds these up, by site (their sort by block, of
-  // tens of thousands of 96-byte descriptions at a PyTorch program's exit, cost the report 3 ms).
+  // tens of thousands of 96-byte descriptions at a PyTorch program's exit, cost the report 2 ms).
   return recorder_->finish({clock_, iteration_, clock_ + 1}, {}, leaked, unfreed, scanned ? RunEnd::kExitScan : RunEnd::kNoExitScan);
 }
 
