@@ -664,8 +664,9 @@ TEST_F(ProgramRun, ASignalHandlerOnASmallAlternateStackStillHasRoom) {
 // An allocation from a stack new to its thread is written only before the thread's next record,
 // so that its slot in the site table is fetched meanwhile (agent/src/thread_buffers.h,
 // DeferredAlloc). A mark made by another thread while it waits must still count it, the thread's
-// next allocation from that stack must find its site, and more frees than wait behind it must stay
-// in order.
+// next allocation from that stack must land in the same site, and more frees than wait behind it
+// must all be counted. (Their order in the buffer is not seen here: tleak orders records by their
+// stamps whatever their order, and keeping it only spares its reader a run.)
 TEST_F(ProgramRun, AnAllocationWrittenLaterStillCountsWhereItHappened) {
   const auto r = tleak_run({}, {program("deferred_site")});
   ASSERT_EQ(r.exit_code, 0) << r.err;
