@@ -27,6 +27,7 @@
 #include "real_malloc.h"
 #include "site_table.h"
 #include "thread_buffers.h"
+#include "fast_unwind.h"
 #include "unwinder_signals.h"
 #include "tleak/detail/stack_capture.h"
 
@@ -562,6 +563,7 @@ void record_free_at(const void* address, std::uint64_t ns) {
 void record_free(const void* address) { record_free_at(address, 0); }
 
 void before_unload() {
+  fast_unwind_forget_rules();
   if (!active()) return;
   Inside inside;
   const int saved_errno = errno;
@@ -617,6 +619,11 @@ __attribute__((constructor)) static void agent_start() {
   }
   g_control = g_control_page = control;
   unwinder_signals_init();
+  fast_unwind_init();
+  {
+    std::uint64_t check = 0;
+    g_check_unwind = read_number(kEnvCheckUnwind, 1, 1, &check);
+  }
   g_stack_depth = static_cast<int>(depth);
   g_sample_ns = sample_us * 1000;
   if (!g_sites.init() || !g_python_frames.init() ||
@@ -682,6 +689,7 @@ __attribute__((destructor)) static void agent_finish() {
     stack_from = stack_below_caller();
   }
   finish_recording(stack_from, registers);
+  report_unwind_check();
   errno = saved_errno;
 }
 

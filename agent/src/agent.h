@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "fast_unwind.h"
 #include "stack_room.h"
 #include "step_profile.h"
 #include "thread_buffers.h"
@@ -38,6 +39,19 @@ extern __thread std::uint32_t t_recorded __attribute__((tls_model("initial-exec"
                                              int saved_errno, std::uint64_t started);
 }  // namespace recording
 
+// The interposed function's stack into scratch.raw (its own return address first): the agent's
+// walk, or libunwind's where that one gives up. Always inlined, for libunwind's to start in the
+// interposed function too.
+[[gnu::always_inline]] inline int capture_stack(StackScratch& scratch, int count) {
+  int got = tleak_fast_backtrace(scratch.raw, count, &scratch.unwind_memo);
+  if (__builtin_expect(g_check_unwind, 0)) {
+    const int theirs = tleak::detail::capture_stack_here(scratch.checked, count);
+    check_unwind(scratch.raw, got, scratch.checked, theirs);
+  }
+  if (__builtin_expect(got < 0, 0)) got = tleak::detail::capture_stack_here(scratch.raw, count);
+  return got;
+}
+
 // A block the program now owns. Always inlined into the interposed function that returns it: its
 // stack is captured right there, so libunwind's walk starts in the interposed function, the one
 // frame that is not the program's (two more of the agent's were walked before, a seventh of a
@@ -51,7 +65,7 @@ extern __thread std::uint32_t t_recorded __attribute__((tls_model("initial-exec"
   // A thread near the end of its stack: recorded without its stack rather than crashed (stack_room.h).
   const bool capture = buffer != nullptr && recording::g_stack_depth > 0 &&
                        stack_has_room(reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0)));
-  const int count = capture ? tleak::detail::capture_stack_here(buffer->scratch.raw, recording::g_stack_depth + 1) : 0;
+  const int count = capture ? capture_stack(buffer->scratch, recording::g_stack_depth + 1) : 0;
   recording::record_captured_alloc(buffer, address, size, count, saved_errno, started);
 }
 // Call before the block is handed back, so its address cannot be reused before the free is stamped.

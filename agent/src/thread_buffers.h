@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstdint>
 
+#include "fast_unwind.h"
 #include "python_frames.h"
 #include "site_table.h"
 #include "tleak/agent/protocol.h"
@@ -53,6 +54,8 @@ struct StackScratch {
   // the interposed function's frame: 520 bytes less of a small stack (a signal handler's
   // alternate stack, tests/programs/alt_signal_stack.c) taken by every allocation.
   void* raw[kMaxFrames + 1];
+  void* checked[kMaxFrames + 1];
+  UnwindMemo unwind_memo;  // libunwind's walk of the same stack, when checked (fast_unwind.h)
   std::uintptr_t without_agent[kMaxFrames];
   std::uint64_t words[kMaxFrames];
   PythonFrame python[kMaxFrames];

@@ -661,6 +661,62 @@ TEST_F(ProgramRun, ASignalHandlerOnASmallAlternateStackStillHasRoom) {
   EXPECT_EQ(allocations_labelled(at("alt_signal_stack.c", "MAIN")), 1);
 }
 
+// The agent walks an allocating thread's stack itself where it can follow every frame, and leaves
+// the stack to libunwind otherwise (agent/src/fast_unwind.h). With TLEAK_AGENT_CHECK_UNWIND=1 it
+// walks each stack both ways and prints "unwind check: N stacks, L by libunwind, D differed".
+struct UnwindCheck {
+  long stacks = -1, by_libunwind = -1, differed = -1;
+};
+UnwindCheck unwind_check_of(const std::string& err) {
+  UnwindCheck c;
+  std::smatch m;
+  if (std::regex_search(err, m, std::regex(R"(unwind check: (\d+) stacks, (\d+) by libunwind, (\d+) differed)"))) {
+    c = {std::stol(m[1]), std::stol(m[2]), std::stol(m[3])};
+  }
+  return c;
+}
+
+// tests/programs/unwind_shapes.c: rbp- and rsp-based frames, realigned stacks, mutual recursion
+// past 64 frames, four threads; the frames the walk does not follow (a signal frame, a CFA given
+// by DWARF expressions) are exactly those the program counts, and every other stack is
+// libunwind's, address for address, at 12 frames and at 64.
+TEST_F(ProgramRun, TheAgentsStackWalkGivesLibunwindsAddresses) {
+  const auto plain = run_process(program("unwind_shapes"), {});
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_match(plain.out, m, std::regex("allocations (\\d+), left to libunwind (\\d+)\n"))) << plain.out;
+  const long allocations = std::stol(m[1]), left = std::stol(m[2]);
+  EXPECT_EQ(left, 10);
+  for (const std::string depth : {"12", "64"}) {
+    const auto r = tleak_run({"--stack-depth", depth}, {program("unwind_shapes")}, {"TLEAK_AGENT_CHECK_UNWIND=1"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, plain.out);
+    const UnwindCheck c = unwind_check_of(r.err);
+    // The program's own and the C library's (stdout's buffer, the threads').
+    EXPECT_GE(c.stacks, allocations) << r.err;
+    EXPECT_LE(c.stacks, allocations + 10) << r.err;
+    EXPECT_EQ(c.by_libunwind, left) << r.err;
+    EXPECT_EQ(c.differed, 0) << r.err;
+  }
+}
+
+// Two plugins loaded in turn at one address, whose function has the same code and another frame
+// size in each (tests/programs/plugin_swap.c): the walk's rule for that return address is
+// forgotten when its plugin is unloaded, and every allocation keeps its caller.
+TEST_F(ProgramRun, AnUnloadedObjectsFrameRulesAreForgotten) {
+  const std::vector<std::string> command = {program("plugin_swap"), program("libframe_plugin_2.so"),
+                                            program("libframe_plugin_12.so")};
+  const auto r = tleak_run({}, command);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_EQ(r.out, "plugins at one address\n") << "the loader moved them: this run shows nothing";
+  const Json& s = site_at(at("frame_plugin.c", "SWAPPED"));
+  EXPECT_EQ(s["allocations"], 20);
+  EXPECT_EQ(s["reachable_at_exit_bytes"], 2000);
+  ASSERT_GE(s["frames"].size(), 2u) << s.dump();
+  EXPECT_EQ(s["frames"][0]["function"], "plugin_make");
+  EXPECT_EQ(s["frames"][1]["function"], "main");
+}
+
 // An allocation from a stack new to its thread is written only before the thread's next record,
 // so that its slot in the site table is fetched meanwhile (agent/src/thread_buffers.h,
 // DeferredAlloc). A mark made by another thread while it waits must still count it, the thread's
@@ -1065,11 +1121,17 @@ TEST_F(ProgramRun, NumpyLoopKeepingArraysIsGrowthAndTheFixedOneBounded) {
   EXPECT_NEAR(top["growth"]["slope_bytes_per_iteration"].get<double>(), 65536.0, 65536.0 * 0.02);
   EXPECT_EQ(report_["totals"]["leaked_bytes"], 0) << "an interpreter's objects live in its own arenas: roots";
 
-  r = tleak_run({}, {TLEAK_PYTHON, script, "fixed"});
+  // With the agent's stack walk checked against libunwind's (TheAgentsStackWalkGivesLibunwindsAddresses):
+  // the interpreter, numpy and its BLAS, every stack the same.
+  r = tleak_run({}, {TLEAK_PYTHON, script, "fixed"}, {"TLEAK_AGENT_CHECK_UNWIND=1"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(report_["summary"]["verdict"], "growth") << r.err;
   EXPECT_EQ(report_["summary"]["growth_sites"], 0);
   EXPECT_EQ(report_["totals"]["leaked_bytes"], 0);
+  const UnwindCheck c = unwind_check_of(r.err);
+  EXPECT_EQ(c.stacks, report_["totals"]["allocations"].get<long>()) << r.err;
+  EXPECT_EQ(c.by_libunwind, 0) << r.err;
+  EXPECT_EQ(c.differed, 0) << r.err;
 }
 
 // A library called deep below the user's code (a model's layers): the 12 Python frames a stack
@@ -1205,8 +1267,15 @@ TEST_F(TorchRun, LossSummedAcrossStepsKeepsEveryGraph) {
   const std::string top = report_["sites"][0]["label"];
   EXPECT_EQ(top, "loss_accumulated.py:" + std::to_string(line_of("torch/loss_accumulated.py", "LOSS")) + " in <module>");
   EXPECT_GT(total_growth(), 2048.0);
-  ASSERT_EQ(tleak_run({}, {TLEAK_PYTHON, script("loss_accumulated"), "fixed"}).exit_code, 0);
+  // The fixed loop with the agent's stack walk checked against libunwind's: PyTorch's import makes
+  // 1.1 million stacks through 300 libraries, all of them followed, every one the same.
+  const auto r = tleak_run({}, {TLEAK_PYTHON, script("loss_accumulated"), "fixed"}, {"TLEAK_AGENT_CHECK_UNWIND=1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(report_["summary"]["growth_sites"], 0) << report_["summary"]["sentence"];
+  const UnwindCheck c = unwind_check_of(r.err);
+  EXPECT_EQ(c.stacks, report_["totals"]["allocations"].get<long>()) << r.err;
+  EXPECT_EQ(c.by_libunwind, 0) << r.err;
+  EXPECT_EQ(c.differed, 0) << r.err;
 }
 
 // The same under jemalloc, as PyTorch servers often run: jemalloc defines C++'s operator new and
