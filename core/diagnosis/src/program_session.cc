@@ -20,6 +20,7 @@
 #include <ctime>
 #include <map>
 
+#include "core_rotation.h"
 #include "left_for_exit.h"
 #include "module_preparer.h"
 #include "read_pacing.h"
@@ -370,6 +371,7 @@ Report run_program(const ProgramOptions& o) {
     }
   };
 
+  CoreRotation rotation;
   while (!child.exited) {
     // A stream that ended before the program did (it took the agent's channel away) is not polled
     // again: an ended socket is always readable, and the loop would spin until the program ends.
@@ -379,7 +381,9 @@ Report run_program(const ProgramOptions& o) {
     if (fds[0].revents & POLLIN) {
       const std::size_t bytes = read_messages(false);
       note_modules();
-      if (const std::uint64_t pause = pacing.pause_after(bytes, ReadPacing::now_ns()); pause > 0) {
+      const std::uint64_t now = ReadPacing::now_ns();
+      rotation.tick(now);
+      if (const std::uint64_t pause = pacing.pause_after(bytes, now); pause > 0) {
         ReadPacing::sleep(pause);
       }
     }
