@@ -281,15 +281,23 @@ namespace {
 
 // The Python frame id of `frame`, from this thread's cache or the shared table; a new id is
 // added to `fresh` so its description is sent before the site that names it.
-std::uint32_t python_frame_id(ThreadBuffer* buffer, const PythonFrame& frame, NewPythonFrame* fresh, int* fresh_count) {
+// `depth`: the frame's place among the stack's Python frames (-1: beyond them).
+std::uint32_t python_frame_id(ThreadBuffer* buffer, const PythonFrame& frame, int depth, NewPythonFrame* fresh,
+                              int* fresh_count) {
   std::uint64_t file = 0, name = 0;
   python_code_identity(frame.code, &file, &name);
+  const auto holds = [&](const PythonCacheEntry& e) {
+    return e.id != 0 && e.code == frame.code && e.instruction == frame.instruction && e.file == file && e.name == name;
+  };
+  PythonCacheEntry* same_depth =
+      depth >= 0 && depth < static_cast<int>(kMaxFrames) ? &buffer->python_by_depth[depth] : nullptr;
+  if (same_depth != nullptr && holds(*same_depth)) return same_depth->id;
   // The cache slot from a cheap mix of code and instruction (this runs for every Python frame of
   // every allocation); the table's 128-bit key only on a miss.
   const std::uint64_t mixed = (frame.code ^ (std::uint64_t{frame.instruction} << 32)) * 0x9e3779b97f4a7c15ull;
   PythonCacheEntry& cached = buffer->python_cache[(mixed >> 40) & (ThreadBuffer::kPythonCacheEntries - 1)];
-  if (cached.id != 0 && cached.code == frame.code && cached.instruction == frame.instruction && cached.file == file &&
-      cached.name == name) {
+  if (holds(cached)) {
+    if (same_depth != nullptr) *same_depth = cached;
     return cached.id;
   }
   const std::uint64_t words[4] = {frame.code, frame.instruction, file, name};
@@ -299,6 +307,7 @@ std::uint32_t python_frame_id(ThreadBuffer* buffer, const PythonFrame& frame, Ne
   if (id == SiteTable::kOverflowSite) return 0;
   if (is_new) fresh[(*fresh_count)++] = {frame, id};
   cached = {frame.code, file, name, frame.instruction, id};
+  if (same_depth != nullptr) *same_depth = cached;
   return id;
 }
 
@@ -328,7 +337,7 @@ constexpr int kUserFrameSearch = 64;
       const PythonCodeKind kind = code_kind(buffer, beyond[i]);
       if (kind == PythonCodeKind::kImportMachinery) return 0;
       if (kind == PythonCodeKind::kLibrary) continue;
-      const std::uint32_t id = python_frame_id(buffer, beyond[i], fresh, fresh_count);
+      const std::uint32_t id = python_frame_id(buffer, beyond[i], -1, fresh, fresh_count);
       if (id == 0) return 0;
       out[0] = kPythonFrameBit | kPythonGapBit | skipped;
       out[1] = kPythonFrameBit | id;
@@ -355,7 +364,7 @@ std::uint32_t with_python_frames(ThreadBuffer* buffer, const std::uintptr_t* nat
   int next = 0;
   const auto emit_activation = [&] {
     do {
-      const std::uint32_t id = python_frame_id(buffer, python[next], fresh, fresh_count);
+      const std::uint32_t id = python_frame_id(buffer, python[next], next, fresh, fresh_count);
       if (id != 0 && depth < kMaxFrames) out[depth++] = kPythonFrameBit | id;
     } while (!python[next++].is_entry && next < n);
   };
