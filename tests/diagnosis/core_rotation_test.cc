@@ -32,15 +32,14 @@ void spin_for(int ms) {
   }
 }
 
-// A reader that had to wait for its core (a busy thread beside it) is moved off that core, and
-// afterwards is free to run on every core it was allowed, as before.
-TEST(CoreRotation, AReaderThatWaitedForItsCoreMovesAndStaysFree) {
-  cpu_set_t allowed;
-  ASSERT_EQ(sched_getaffinity(0, sizeof allowed, &allowed), 0);
-  if (CPU_COUNT(&allowed) < 2) GTEST_SKIP() << "one core allowed: nothing to move to";
-  int first = 0;
-  while (!CPU_ISSET(first, &allowed)) ++first;
-
+// Preempted on `first` for 50 ms by a busy thread sharing it, then free again, as tleak's reader
+// is, but still there; returns the core a tick with `allocating` threads leaves it on, and whether
+// it is allowed every core afterwards.
+struct AfterTick {
+  int core;
+  bool allowed_everywhere;
+};
+AfterTick tick_after_waiting(int first, const cpu_set_t& allowed, int allocating) {
   CoreRotation rotation;
   std::atomic<bool> stop{false};
   std::thread busy([&] {
@@ -50,19 +49,44 @@ TEST(CoreRotation, AReaderThatWaitedForItsCoreMovesAndStaysFree) {
     }
   });
   const cpu_set_t core = only(first);
-  ASSERT_EQ(sched_setaffinity(0, sizeof core, &core), 0);
-  spin_for(50);  // sharing the core with `busy`: preempted meanwhile
-  ASSERT_EQ(sched_getcpu(), first);
-  // Free again, as tleak's reader is, but still where it ran.
-  ASSERT_EQ(sched_setaffinity(0, sizeof allowed, &allowed), 0);
-  rotation.tick(now_ns() + CoreRotation::kPeriodNs);
-  const int moved_to = sched_getcpu();
-  cpu_set_t after;
-  ASSERT_EQ(sched_getaffinity(0, sizeof after, &after), 0);
+  sched_setaffinity(0, sizeof core, &core);
+  spin_for(50);
+  sched_setaffinity(0, sizeof allowed, &allowed);
+  rotation.tick(now_ns() + CoreRotation::kPeriodNs, allocating);
+  AfterTick after{sched_getcpu(), false};
+  cpu_set_t now;
+  sched_getaffinity(0, sizeof now, &now);
+  after.allowed_everywhere = CPU_EQUAL(&now, &allowed);
   stop = true;
   busy.join();
-  EXPECT_NE(moved_to, first);
-  EXPECT_TRUE(CPU_EQUAL(&after, &allowed));
+  return after;
+}
+
+// A reader that had to wait for its core while the program had a thread allocating on every core
+// is moved off that core, and afterwards is free to run on every core it was allowed, as before.
+TEST(CoreRotation, AReaderThatWaitedBesideAllocatingThreadsMovesAndStaysFree) {
+  cpu_set_t allowed;
+  ASSERT_EQ(sched_getaffinity(0, sizeof allowed, &allowed), 0);
+  if (CPU_COUNT(&allowed) < 2) GTEST_SKIP() << "one core allowed: nothing to move to";
+  int first = 0;
+  while (!CPU_ISSET(first, &allowed)) ++first;
+  const AfterTick after = tick_after_waiting(first, allowed, CPU_COUNT(&allowed));
+  EXPECT_NE(after.core, first);
+  EXPECT_TRUE(after.allowed_everywhere);
+}
+
+// Fewer allocating threads than cores: what the reader waited for was not the program's allocating
+// threads (tleak's own, or a pool spinning), and moving would take it onto the allocating one's
+// core.
+TEST(CoreRotation, AReaderBesideFewerAllocatingThreadsThanCoresStays) {
+  cpu_set_t allowed;
+  ASSERT_EQ(sched_getaffinity(0, sizeof allowed, &allowed), 0);
+  if (CPU_COUNT(&allowed) < 2) GTEST_SKIP() << "one core allowed";
+  int first = 0;
+  while (!CPU_ISSET(first, &allowed)) ++first;
+  const AfterTick after = tick_after_waiting(first, allowed, CPU_COUNT(&allowed) - 1);
+  EXPECT_EQ(after.core, first);
+  EXPECT_TRUE(after.allowed_everywhere);
 }
 
 // A reader that never waited is left where the scheduler put it.
@@ -71,11 +95,11 @@ TEST(CoreRotation, AReaderWithACoreOfItsOwnStays) {
   ASSERT_EQ(sched_getaffinity(0, sizeof allowed, &allowed), 0);
   if (CPU_COUNT(&allowed) < 2) GTEST_SKIP() << "one core allowed";
   CoreRotation rotation;
-  rotation.tick(now_ns() + CoreRotation::kPeriodNs);  // takes the count so far
+  rotation.tick(now_ns() + CoreRotation::kPeriodNs, CPU_COUNT(&allowed));  // takes the count so far
   rusage before{};
   getrusage(RUSAGE_THREAD, &before);
   const int here = sched_getcpu();
-  rotation.tick(now_ns() + 2 * CoreRotation::kPeriodNs);
+  rotation.tick(now_ns() + 2 * CoreRotation::kPeriodNs, CPU_COUNT(&allowed));
   rusage after_usage{};
   getrusage(RUSAGE_THREAD, &after_usage);
   if (after_usage.ru_nivcsw != before.ru_nivcsw)

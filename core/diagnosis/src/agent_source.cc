@@ -210,6 +210,7 @@ void AgentSource::record(const unsigned char* at, std::uint32_t size) {
       add_pending({read_as<std::uint64_t>(at + offsetof(agent::AllocRecord, ns)),
                    read_as<std::uint64_t>(at + offsetof(agent::AllocRecord, address)), bytes, site, false});
       if (site == kUnknownStackSite) stacks_overflowed_ = true;
+      allocating_threads_ |= std::uint64_t{1} << (read_as<std::uint32_t>(at + offsetof(agent::AllocRecord, thread)) % 64);
       // An upper bound for the budget guard: it need not grow past any address space either.
       if (pending_allocated_ < static_cast<std::int64_t>(kMaxAddressSpace)) pending_allocated_ += static_cast<std::int64_t>(bytes);
       return;

@@ -11,6 +11,7 @@
 #include <sched.h>
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <cstdint>
 
 namespace tleak::diagnosis {
@@ -22,20 +23,28 @@ class CoreRotation {
   CoreRotation() {
     CPU_ZERO(&allowed_);
     if (sched_getaffinity(0, sizeof allowed_, &allowed_) != 0) return;
-    rotating_ = CPU_COUNT(&allowed_) > 1;
+    allowed_cores_ = CPU_COUNT(&allowed_);
+    rotating_ = allowed_cores_ > 1;
   }
   CoreRotation(const CoreRotation&) = delete;
   CoreRotation& operator=(const CoreRotation&) = delete;
 
-  // Called as the reader goes on (`now_ns` monotonic).
-  void tick(std::uint64_t now_ns) {
+  // Called as the reader goes on (`now_ns` monotonic), with how many of the program's threads
+  // allocated since the last call.
+  void tick(std::uint64_t now_ns, int allocating_threads) {
+    threads_ = std::max(threads_, allocating_threads);
     if (!rotating_ || now_ns - last_ns_ < kPeriodNs) return;
     last_ns_ = now_ns;
+    const int busy = threads_;
+    threads_ = 0;
     rusage usage{};
     if (getrusage(RUSAGE_THREAD, &usage) != 0) return;
     const long waited = usage.ru_nivcsw - preempted_;
     preempted_ = usage.ru_nivcsw;
-    if (waited <= 0) return;
+    // Fewer allocating threads than cores: the core the reader waited for was taken by another of
+    // tleak's threads, or a program thread that does not allocate (a worker pool spinning), and
+    // moving would only take it onto the allocating thread's core.
+    if (waited <= 0 || busy < allowed_cores_) return;
     // Off this core (onto any other allowed one), then free again: the scheduler may still place
     // it as it sees fit afterwards.
     const int here = sched_getcpu();
@@ -54,6 +63,8 @@ class CoreRotation {
   bool rotating_ = false;
   std::uint64_t last_ns_ = 0;
   long preempted_ = 0;
+  int allowed_cores_ = 0;
+  int threads_ = 0;  // the most allocating threads a call told of since the period began
 };
 
 }  // namespace tleak::diagnosis

@@ -382,7 +382,7 @@ Report run_program(const ProgramOptions& o) {
       const std::size_t bytes = read_messages(false);
       note_modules();
       const std::uint64_t now = ReadPacing::now_ns();
-      rotation.tick(now);
+      rotation.tick(now, source.take_allocating_threads());
       if (const std::uint64_t pause = pacing.pause_after(bytes, now); pause > 0) {
         ReadPacing::sleep(pause);
       }

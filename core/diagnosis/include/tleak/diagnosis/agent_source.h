@@ -46,6 +46,12 @@ class AgentSource {
   std::int64_t live_bytes() const { return live_bytes_; }
   // Bytes allocated in records not yet ordered (an upper bound on how far live bytes may have gone).
   std::int64_t pending_allocated_bytes() const { return pending_allocated_; }
+  // How many of the program's threads (by their buffers, modulo 64) allocated since the last call.
+  int take_allocating_threads() {
+    const int n = __builtin_popcountll(allocating_threads_);
+    allocating_threads_ = 0;
+    return n;
+  }
   // Whether the records waiting for a fence have grown past kFlushRecords (2 MiB of them): the
   // caller then asks the agent for one (agent::RecordKind::kFlush) instead of waiting for the next
   // sample. A busy program's 100 ms epoch is millions of records, whose pages are first touched
@@ -130,6 +136,7 @@ class AgentSource {
   std::uint64_t next_block_ = 0;
   std::int64_t live_bytes_ = 0;
   std::int64_t pending_allocated_ = 0;
+  std::uint64_t allocating_threads_ = 0;  // a bit per thread buffer (modulo 64)
   // The site the agent gives stacks it has no room left to intern (SiteTable::kOverflowSite).
   static constexpr std::uint32_t kUnknownStackSite = 0;
   bool stacks_overflowed_ = false;
