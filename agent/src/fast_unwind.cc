@@ -96,7 +96,7 @@ void store(std::uintptr_t pc, PackedRule rule) {
 }
 
 [[gnu::noinline]] PackedRule find_and_store(std::uintptr_t pc, std::uint64_t generation) {
-  const PackedRule rule = pack(find_frame_rule(pc), generation);
+  const PackedRule rule = pack(find_frame_rule(pc, generation), generation);
   store(pc, rule);
   return rule;
 }

@@ -368,52 +368,26 @@ FrameRule rule_of(const RegisterState& state) {
   return rule;
 }
 
-struct Search {
-  std::uintptr_t pc;
-  FrameRule rule;
+// The function (its FDE) of the rule found last on this thread: a function allocating from many
+// call sites (a static initializer registering hundreds of operators) meets each of its return
+// addresses for the first time one after another, and each was a walk of the loaded objects and a
+// search of the object's index. Valid for one generation of the rule table (fast_unwind.h): an
+// unload starts a new one. The FDE is read without the loader's lock: `pc` is a return address of
+// this thread's stack, in an object the thread is running in.
+struct LastFunction {
+  std::uint64_t generation = ~std::uint64_t{0};
+  std::uintptr_t begin = 0, end = 0;
+  const std::uint8_t* fde = nullptr;
+  std::uintptr_t data_base = 0;
 };
+__thread LastFunction t_last __attribute__((tls_model("initial-exec")));
 
-int search_object(dl_phdr_info* info, std::size_t, void* arg) {
-  auto* search = static_cast<Search*>(arg);
-  if (!object_holds(info, search->pc)) return 0;
-  for (int i = 0; i < info->dlpi_phnum; ++i) {
-    if (info->dlpi_phdr[i].p_type != PT_GNU_EH_FRAME) continue;
-    const auto* header =
-        reinterpret_cast<const std::uint8_t*>(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
-    search->rule = frame_rule_from_header(header, search->pc);
-    break;
-  }
-  return 1;
-}
-
-}  // namespace
-
-FrameRule frame_rule_from_header(const std::uint8_t* header, std::uintptr_t pc) {
+// The rule at `pc` from the FDE at `fde` (of the object whose .eh_frame_hdr is at `data_base`);
+// sets `*function` to the range of code the FDE covers (empty if it cannot be read).
+FrameRule rule_from_fde(const std::uint8_t* fde, std::uintptr_t data_base, std::uintptr_t pc,
+                        LastFunction* function) {
   const FrameRule unsupported;
-  const auto data_base = reinterpret_cast<std::uintptr_t>(header);
-  if (header[0] != 1 || header[3] != kDataRelativeSigned4) return unsupported;
-  Reader r{header + 4};
-  r.encoded(header[1], data_base);  // .eh_frame's address: the index below is enough
-  const std::uintptr_t count = r.encoded(header[2], data_base);
-  if (r.bad || count == 0) return unsupported;
-  // The last entry whose start is at or below pc.
-  struct Entry {
-    std::int32_t start;
-    std::int32_t fde;
-  };
-  const auto* table = reinterpret_cast<const Entry*>(r.p);
-  std::uintptr_t low = 0, high = count;
-  while (high - low > 1) {
-    const std::uintptr_t middle = low + (high - low) / 2;
-    if (data_base + static_cast<std::intptr_t>(table[middle].start) <= pc)
-      low = middle;
-    else
-      high = middle;
-  }
-  if (data_base + static_cast<std::intptr_t>(table[low].start) > pc) return unsupported;
-  const auto* fde =
-      reinterpret_cast<const std::uint8_t*>(data_base + static_cast<std::intptr_t>(table[low].fde));
-
+  function->begin = function->end = 0;
   Reader f{fde};
   const auto length = f.fixed<std::uint32_t>();
   if (length == 0 || length == 0xffffffffu) return unsupported;
@@ -426,6 +400,10 @@ FrameRule frame_rule_from_header(const std::uint8_t* header, std::uintptr_t pc) 
   const std::uintptr_t begin = f.encoded(cie.fde_encoding, data_base);
   const std::uintptr_t range = f.encoded(cie.fde_encoding & kFormatMask, data_base);
   if (f.bad || pc < begin || pc - begin >= range) return unsupported;
+  function->begin = begin;
+  function->end = begin + range;
+  function->fde = fde;
+  function->data_base = data_base;
   if (cie.augmented) {
     const std::uint64_t data_length = f.uleb();
     f.p += data_length;
@@ -447,9 +425,79 @@ FrameRule frame_rule_from_header(const std::uint8_t* header, std::uintptr_t pc) 
   return rule_of(state);
 }
 
-FrameRule find_frame_rule(std::uintptr_t pc) {
-  Search search{pc, FrameRule{}};
+// The FDE whose code may hold `pc` in the object's index at `header`, or null.
+const std::uint8_t* find_fde(const std::uint8_t* header, std::uintptr_t pc) {
+  const auto data_base = reinterpret_cast<std::uintptr_t>(header);
+  if (header[0] != 1 || header[3] != kDataRelativeSigned4) return nullptr;
+  Reader r{header + 4};
+  r.encoded(header[1], data_base);  // .eh_frame's address: the index below is enough
+  const std::uintptr_t count = r.encoded(header[2], data_base);
+  if (r.bad || count == 0) return nullptr;
+  // The last entry whose start is at or below pc.
+  struct Entry {
+    std::int32_t start;
+    std::int32_t fde;
+  };
+  const auto* table = reinterpret_cast<const Entry*>(r.p);
+  std::uintptr_t low = 0, high = count;
+  while (high - low > 1) {
+    const std::uintptr_t middle = low + (high - low) / 2;
+    if (data_base + static_cast<std::intptr_t>(table[middle].start) <= pc) {
+      low = middle;
+    } else {
+      high = middle;
+    }
+  }
+  if (data_base + static_cast<std::intptr_t>(table[low].start) > pc) return nullptr;
+  return reinterpret_cast<const std::uint8_t*>(data_base +
+                                               static_cast<std::intptr_t>(table[low].fde));
+}
+
+FrameRule rule_from_header(const std::uint8_t* header, std::uintptr_t pc, LastFunction* function) {
+  function->begin = function->end = 0;
+  const std::uint8_t* fde = find_fde(header, pc);
+  if (fde == nullptr) return FrameRule{};
+  return rule_from_fde(fde, reinterpret_cast<std::uintptr_t>(header), pc, function);
+}
+
+struct Search {
+  std::uintptr_t pc;
+  FrameRule rule;
+  LastFunction function;
+};
+
+int search_object(dl_phdr_info* info, std::size_t, void* arg) {
+  auto* search = static_cast<Search*>(arg);
+  if (!object_holds(info, search->pc)) return 0;
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    if (info->dlpi_phdr[i].p_type != PT_GNU_EH_FRAME) continue;
+    const auto* header =
+        reinterpret_cast<const std::uint8_t*>(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+    search->rule = rule_from_header(header, search->pc, &search->function);
+    break;
+  }
+  return 1;
+}
+
+}  // namespace
+
+FrameRule frame_rule_from_header(const std::uint8_t* header, std::uintptr_t pc) {
+  LastFunction function;
+  return rule_from_header(header, pc, &function);
+}
+
+FrameRule find_frame_rule(std::uintptr_t pc, std::uint64_t generation) {
+  LastFunction& last = t_last;
+  if (last.generation == generation && pc >= last.begin && pc < last.end) {
+    LastFunction again;
+    return rule_from_fde(last.fde, last.data_base, pc, &again);
+  }
+  Search search{pc, FrameRule{}, {}};
   unwinder_iterate_objects(search_object, &search);
+  if (search.function.end > search.function.begin) {
+    last = search.function;
+    last.generation = generation;
+  }
   return search.rule;
 }
 

@@ -24,9 +24,11 @@ struct FrameRule {
   std::int32_t rbp_offset = 0;
 };
 
-// The rule at `pc` (for a return address, the address before it: the call's last byte). Walks the
-// loaded objects with dl_iterate_phdr, under the loader's lock, so the tables it reads stay mapped.
-FrameRule find_frame_rule(std::uintptr_t pc);
+// The rule at `pc` (for a return address, the address before it: the call's last byte), a return
+// address of the calling thread's stack. Walks the loaded objects with dl_iterate_phdr, under the
+// loader's lock, unless `pc` is in the function of the rule this thread found last within the
+// same `generation` of rules (fast_unwind.h: a new one after each unload).
+FrameRule find_frame_rule(std::uintptr_t pc, std::uint64_t generation);
 
 // The same from one object's .eh_frame_hdr, mapped at `header` (for tests and the above).
 FrameRule frame_rule_from_header(const std::uint8_t* header, std::uintptr_t pc);
