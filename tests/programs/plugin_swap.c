@@ -3,8 +3,8 @@
  * address in plugin_make then has another frame rule in each. The agent's walk keeps a rule per
  * return address (agent/src/fast_unwind.h) and must forget it when its object is unloaded.
  * Prints whether every load put plugin_make at one address (else the run proves nothing).
- * Expected: one SWAPPED site of 20 allocations of 100 B, all kept, each at plugin_make called by
- * main: libunwind, whose cache outlives the unload, gave half of them no caller. */
+ * Expected: one site of 20 allocations of 100 B, all kept, at plugin_make called by main:
+ * libunwind, whose cache outlives the unload, gave half of them no caller. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdio.h>
