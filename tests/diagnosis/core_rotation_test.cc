@@ -62,14 +62,21 @@ AfterTick tick_after_waiting(int first, const cpu_set_t& allowed, int allocating
   return after;
 }
 
+// The cores this test may use (it is skipped with fewer than two) and the first of them.
+class CoreRotationTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(sched_getaffinity(0, sizeof allowed, &allowed), 0);
+    if (CPU_COUNT(&allowed) < 2) GTEST_SKIP() << "one core allowed: nothing to move to";
+    while (!CPU_ISSET(first, &allowed)) ++first;
+  }
+  cpu_set_t allowed;
+  int first = 0;
+};
+
 // A reader that had to wait for its core while the program had a thread allocating on every core
 // is moved off that core, and afterwards is free to run on every core it was allowed, as before.
-TEST(CoreRotation, AReaderThatWaitedBesideAllocatingThreadsMovesAndStaysFree) {
-  cpu_set_t allowed;
-  ASSERT_EQ(sched_getaffinity(0, sizeof allowed, &allowed), 0);
-  if (CPU_COUNT(&allowed) < 2) GTEST_SKIP() << "one core allowed: nothing to move to";
-  int first = 0;
-  while (!CPU_ISSET(first, &allowed)) ++first;
+TEST_F(CoreRotationTest, AReaderThatWaitedBesideAllocatingThreadsMovesAndStaysFree) {
   const AfterTick after = tick_after_waiting(first, allowed, CPU_COUNT(&allowed));
   EXPECT_NE(after.core, first);
   EXPECT_TRUE(after.allowed_everywhere);
@@ -78,22 +85,14 @@ TEST(CoreRotation, AReaderThatWaitedBesideAllocatingThreadsMovesAndStaysFree) {
 // Fewer allocating threads than cores: what the reader waited for was not the program's allocating
 // threads (tleak's own, or a pool spinning), and moving would take it onto the allocating one's
 // core.
-TEST(CoreRotation, AReaderBesideFewerAllocatingThreadsThanCoresStays) {
-  cpu_set_t allowed;
-  ASSERT_EQ(sched_getaffinity(0, sizeof allowed, &allowed), 0);
-  if (CPU_COUNT(&allowed) < 2) GTEST_SKIP() << "one core allowed";
-  int first = 0;
-  while (!CPU_ISSET(first, &allowed)) ++first;
+TEST_F(CoreRotationTest, AReaderBesideFewerAllocatingThreadsThanCoresStays) {
   const AfterTick after = tick_after_waiting(first, allowed, CPU_COUNT(&allowed) - 1);
   EXPECT_EQ(after.core, first);
   EXPECT_TRUE(after.allowed_everywhere);
 }
 
 // A reader that never waited is left where the scheduler put it.
-TEST(CoreRotation, AReaderWithACoreOfItsOwnStays) {
-  cpu_set_t allowed;
-  ASSERT_EQ(sched_getaffinity(0, sizeof allowed, &allowed), 0);
-  if (CPU_COUNT(&allowed) < 2) GTEST_SKIP() << "one core allowed";
+TEST_F(CoreRotationTest, AReaderWithACoreOfItsOwnStays) {
   CoreRotation rotation;
   rotation.tick(now_ns() + CoreRotation::kPeriodNs, CPU_COUNT(&allowed));  // takes the count so far
   rusage before{};
