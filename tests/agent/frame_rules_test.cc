@@ -54,7 +54,7 @@ class Tables {
     put32(f + 8, static_cast<std::int32_t>(begin_ - reinterpret_cast<std::uintptr_t>(f + 8)));
     put32(f + 12, 0x100);
     f[16] = 0;
-    std::memcpy(f + 17, fde_program.data(), fde_program.size());
+    if (!fde_program.empty()) std::memcpy(f + 17, fde_program.data(), fde_program.size());
     std::size_t length = 13 + fde_program.size();
     while ((length + 4) % 8 != 0) f[4 + length++] = 0;
     put32(f, static_cast<std::int32_t>(length));
