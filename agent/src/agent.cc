@@ -20,6 +20,7 @@
 #include "code_range.h"
 #include "control_page.h"
 #include "exit_frame.h"
+#include "fast_unwind.h"
 #include "modules.h"
 #include "other_processes.h"
 #include "python_frames.h"
@@ -27,7 +28,6 @@
 #include "real_malloc.h"
 #include "site_table.h"
 #include "thread_buffers.h"
-#include "fast_unwind.h"
 #include "unwinder_signals.h"
 #include "tleak/detail/stack_capture.h"
 
@@ -629,10 +629,8 @@ __attribute__((constructor)) static void agent_start() {
   g_control = g_control_page = control;
   unwinder_signals_init();
   fast_unwind_init();
-  {
-    std::uint64_t check = 0;
-    g_check_unwind = read_number(kEnvCheckUnwind, 1, 1, &check);
-  }
+  std::uint64_t check_unwind = 0;
+  g_check_unwind = read_number(kEnvCheckUnwind, 1, 1, &check_unwind);
   g_stack_depth = static_cast<int>(depth);
   g_sample_ns = sample_us * 1000;
   if (!g_sites.init() || !g_python_frames.init() ||
