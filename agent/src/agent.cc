@@ -629,8 +629,8 @@ __attribute__((constructor)) static void agent_start() {
   g_control = g_control_page = control;
   unwinder_signals_init();
   fast_unwind_init();
-  std::uint64_t check_unwind = 0;
-  g_check_unwind = read_number(kEnvCheckUnwind, 1, 1, &check_unwind);
+  std::uint64_t unwind_check_wanted = 0;
+  g_check_unwind = read_number(kEnvCheckUnwind, 1, 1, &unwind_check_wanted);
   g_stack_depth = static_cast<int>(depth);
   g_sample_ns = sample_us * 1000;
   if (!g_sites.init() || !g_python_frames.init() ||
