@@ -7,6 +7,7 @@
 
 #include "agent_memory.h"
 #include "frame_rules.h"
+#include "step_profile.h"
 
 namespace tleak::agent {
 
@@ -161,24 +162,31 @@ extern "C" __attribute__((visibility("hidden"))) int tleak_walk_stack(
   using namespace tleak::agent;
   if (g_slots == nullptr || max <= 0 || max > UnwindMemo::kFrames) return -1;
   const std::uint64_t generation = g_generation.load(std::memory_order_acquire);
-  if (memo->generation != generation) {
-    *memo = UnwindMemo{};
-    memo->generation = generation;
-  }
+  if (memo->generation != generation) memo->forget(generation);
   std::uintptr_t rip = *reinterpret_cast<const std::uintptr_t*>(entry_sp);
   std::uintptr_t rsp = entry_sp + 8;
   int depth = 0;
   out[depth++] = reinterpret_cast<void*>(rip);
   while (depth < max) {
     const std::uintptr_t pc = rip - 1;
+    step_profile::count(step_profile::kFrames);
     UnwindMemo::Frame& last = memo->by_depth[depth - 1];
     PackedRule rule = last.rule;
-    if (last.pc != pc) {
+    if (last.pc == pc) {
+      step_profile::count(step_profile::kByDepth);
+    } else {
       UnwindMemo::Frame& recent = memo->recent[hash_of(pc) >> (64 - UnwindMemo::kRecentBits)];
       rule = recent.rule;
-      if (recent.pc != pc) {
+      if (recent.pc == pc) {
+        step_profile::count(step_profile::kRecent);
+      } else {
         rule = lookup(pc, generation);
-        if (__builtin_expect(rule == 0, 0)) rule = find_and_store(pc, generation);
+        if (__builtin_expect(rule == 0, 0)) {
+          step_profile::count(step_profile::kFound);
+          rule = find_and_store(pc, generation);
+        } else {
+          step_profile::count(step_profile::kShared);
+        }
         recent = {pc, rule};
       }
       last = {pc, rule};

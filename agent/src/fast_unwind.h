@@ -1,7 +1,7 @@
 // The agent's own walk of an allocating thread's stack, for the stacks it can follow, with
 // libunwind's for the rest.
 //
-// libunwind's unw_backtrace cost the PyTorch loop about 200 ms (14.6 million frames over its 1.12
+// libunwind's unw_backtrace cost the PyTorch loop about 200 ms (13.5 million frames over its 1.12
 // million allocations): a copy of the registers with the floating-point environment, a cursor of
 // a few hundred bytes, and for each frame a lookup in a per-thread cache. This walk keeps one rule
 // per return address (frame_rules.h: the CFA from rsp or rbp, rbp kept or saved at an offset) in
@@ -16,23 +16,34 @@
 
 #include <cstdint>
 
+#include "tleak/agent/protocol.h"
+
 namespace tleak::agent {
 
 // A thread's own cache of the rules it used last: by depth (the next allocation's stack mostly
-// shares the previous one's frames), then by address in 1,024 slots. Of the PyTorch loop's 14.6
-// million frames, 7.2 million are the previous stack's at the same depth and all but 225,000 of
-// the rest are in the slots, where the shared table's 4 MB missed the processor's caches for each
-// (half of the walk's time before these).
+// shares the previous one's frames), then by address in 1,024 slots; the shared table's 4 MB
+// missed the processor's caches (half of the walk's time without these). How many frames each
+// level answers: the profile build's counts (step_profile.h). No member initializers: it lives in
+// the thread's buffer, mapped zeroed, and a thread that never walks never touches its 17 KB.
+// All zeros is a valid empty memo of generation 0 (no return address is 1, so no pc is 0).
 struct UnwindMemo {
-  static constexpr int kFrames = 65;
+  static constexpr int kFrames =
+      static_cast<int>(kMaxFrames) + 1;  // the interposed function's, then the stack's
   static constexpr int kRecentBits = 10;
   struct Frame {
-    std::uintptr_t pc = 0;
-    std::uint64_t rule = 0;
+    std::uintptr_t pc;
+    std::uint64_t rule;
   };
-  std::uint64_t generation = ~std::uint64_t{0};
+  std::uint64_t generation;
   Frame by_depth[kFrames];
   Frame recent[1 << kRecentBits];
+
+  // Empty, for rules of `now` (after an unload).
+  void forget(std::uint64_t now) {
+    for (Frame& f : by_depth) f = {0, 0};
+    for (Frame& f : recent) f = {0, 0};
+    generation = now;
+  }
 };
 
 // Maps the rule table (call once, at the start of a tracked process; without it every walk gives

@@ -1,4 +1,6 @@
-// Whether the allocating thread's stack has room for libunwind's walk. Where a return address is
+// Whether the allocating thread's stack has room for the stack's walk: the agent's own
+// (fast_unwind.h), or libunwind's for the stacks that one gives up on (a signal handler's among
+// them), so the room is libunwind's. Where a return address is
 // new to libunwind, its walk and the agent's recording after it took 5.1 to 6.1 KiB below malloc's
 // frame (tests/programs/small_stack.c, by bisecting kUnwindStackRoom): a 16 KiB thread stack
 // overflowed under tleak with 6,500 bytes used where plain ran to 8,500. With less room than

@@ -12,6 +12,7 @@ namespace tleak::agent::step_profile {
 namespace {
 
 std::atomic<std::uint64_t> g_ticks[kSteps];
+std::atomic<std::uint64_t> g_counts[kCounts];
 std::uint64_t g_start_ticks = 0, g_start_ns = 0;
 
 std::uint64_t monotonic_ns() {
@@ -38,6 +39,11 @@ __attribute__((destructor)) void print() {
     at += std::snprintf(line + at, sizeof line - static_cast<std::size_t>(at), " %s %.1f;", kNames[s],
                         static_cast<double>(g_ticks[s].load()) / ticks_per_ms);
   }
+  static const char* const kCountNames[kCounts] = {"frames", "by depth", "recent", "shared", "found"};
+  for (int c = 0; c < kCounts && at > 0 && at < static_cast<int>(sizeof line); ++c) {
+    at += std::snprintf(line + at, sizeof line - static_cast<std::size_t>(at), " %s %llu;", kCountNames[c],
+                        static_cast<unsigned long long>(g_counts[c].load()));
+  }
   if (at > 0 && at < static_cast<int>(sizeof line)) line[at++] = '\n';
   (void)!write(2, line, static_cast<std::size_t>(at));
 }
@@ -46,6 +52,9 @@ __attribute__((destructor)) void print() {
 
 std::uint64_t now() { return __rdtsc(); }
 void add(Step step, std::uint64_t ticks) { g_ticks[step].fetch_add(ticks, std::memory_order_relaxed); }
+void count(Count what) {
+  g_counts[what].store(g_counts[what].load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+}
 
 }  // namespace tleak::agent::step_profile
 #endif

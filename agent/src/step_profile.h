@@ -1,7 +1,8 @@
 // Where the agent's time goes while it records an allocation, step by step: built in only with
 // `cmake -DTLEAK_AGENT_PROFILE=ON` (a build for measuring, never the one users run), which prints
 // the processor's timestamp-counter totals of each step to stderr as the program exits. In every
-// other build these compile to nothing.
+// other build these compile to nothing. It also counts the agent's stack walk's frames by where
+// their rule was found (fast_unwind.h).
 //
 //   cmake -S . -B build/profile -DCMAKE_BUILD_TYPE=Release -DTLEAK_AGENT_PROFILE=ON
 //   cmake --build build/profile --target tleak tleak_preload
@@ -13,8 +14,9 @@
 namespace tleak::agent::step_profile {
 
 enum Step : int {
-  kUnwind,        // libunwind's walk (the interposed function's capture)
-  kObjectSearch,  // of it: libunwind's searches of the loaded objects (unwinder_objects.h)
+  kUnwind,        // the stack's walk (the interposed function's capture: the agent's, or libunwind's)
+  kObjectSearch,  // of it: searches of the loaded objects (unwinder_objects.h), for a return
+                  // address met the first time, with the reading of its unwind tables
   kPython,        // reading the Python frames and giving them ids
   kHash,          // the stack's key
   kIntern,        // the thread's cache, the buffer's lock, and the previous allocation's deferred
@@ -23,8 +25,21 @@ enum Step : int {
   kSteps
 };
 
+// Where the walk found each frame's rule.
+enum Count : int {
+  kFrames,   // every frame walked
+  kByDepth,  // the thread's previous stack's, at the same depth
+  kRecent,   // the thread's recent rules
+  kShared,   // the table all threads share
+  kFound,    // none of those: read from the object's unwind tables
+  kCounts
+};
+
 #if defined(TLEAK_AGENT_PROFILE)
 std::uint64_t now();
+// Not atomic read-modify-write (that would cost the walk more than it measures): threads counting
+// at once may lose a few.
+void count(Count what);
 void add(Step step, std::uint64_t ticks);
 // The time since `*since` goes to `step`; `*since` becomes now.
 inline void lap(Step step, std::uint64_t* since) {
@@ -36,6 +51,7 @@ inline void lap(Step step, std::uint64_t* since) {
 inline std::uint64_t now() { return 0; }
 inline void add(Step, std::uint64_t) {}
 inline void lap(Step, std::uint64_t*) {}
+inline void count(Count) {}
 #endif
 
 }  // namespace tleak::agent::step_profile

@@ -50,12 +50,13 @@ struct NewPythonFrame {
 // stack, which may be small (16 KiB is allowed: tests/programs/small_stack.c); the owning thread
 // alone uses it, and only while it records (never re-entered: a malloc inside is passed through).
 struct StackScratch {
-  // libunwind's walk, the interposed function's own return address first. Here rather than in
-  // the interposed function's frame: 520 bytes less of a small stack (a signal handler's
-  // alternate stack, tests/programs/alt_signal_stack.c) taken by every allocation.
+  // The stack's walk (the agent's, or libunwind's), the interposed function's own return address
+  // first. Here rather than in the interposed function's frame: 520 bytes less of a small stack
+  // (a signal handler's alternate stack, tests/programs/alt_signal_stack.c) taken by every
+  // allocation.
   void* raw[kMaxFrames + 1];
-  void* checked[kMaxFrames + 1];
-  UnwindMemo unwind_memo;  // libunwind's walk of the same stack, when checked (fast_unwind.h)
+  void* checked[kMaxFrames + 1];  // libunwind's walk of the same stack, when checked (fast_unwind.h)
+  UnwindMemo unwind_memo;         // the rules of this thread's walks (fast_unwind.h)
   std::uintptr_t without_agent[kMaxFrames];
   std::uint64_t words[kMaxFrames];
   PythonFrame python[kMaxFrames];
