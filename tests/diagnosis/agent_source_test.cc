@@ -15,6 +15,7 @@ namespace {
 
 namespace agent = tleak::agent;
 using tleak::testing::alloc;
+using tleak::testing::fence;
 using tleak::testing::free_of;
 using tleak::testing::hello;
 using tleak::testing::mark;
@@ -175,6 +176,38 @@ TEST(AgentSource, AFreeOfAnAddressItNeverSawIsIgnored) {
   m.add(hello()).add(site(1, 0)).add(free_of(5, 0x9000)).add(alloc(6, 0x1000, 16, 1)).add(mark(1));
   source.consume(m.bytes());
   EXPECT_EQ(source.live_bytes(), 16);
+}
+
+// The exit scan judges the blocks live at the exit fence. A thread still inside the agent as the
+// process exits may send records after the scan's answer: they are left out (applied, they made the
+// live blocks differ from the list scanned, and the scan was thrown away: every block unjudged).
+TEST(AgentSource, RecordsAfterTheExitScansAnswerAreLeftOut) {
+  AgentSource source;
+  Message m;
+  m.add(hello()).add(site(1, 0)).add(alloc(1, 0x1000, 16, 1)).add(alloc(2, 0x2000, 32, 1));
+  m.add(fence(agent::RecordKind::kExit, 1));
+  source.consume(m.bytes());
+  ASSERT_TRUE(source.exit_requested());
+  EXPECT_EQ(source.live_list(), (std::vector<std::uint64_t>{0x1000, 16, 0x2000, 32}));
+  // The answer: the first block reachable, the second not.
+  Message answer;
+  agent::ReachRecord reach{};
+  reach.header = {agent::RecordKind::kReach, 0, static_cast<std::uint32_t>(sizeof reach + 8)};
+  reach.blocks = 2;
+  reach.roots_bytes = 4096;
+  answer.add(reach, {0b01});
+  source.consume(answer.bytes());
+  ASSERT_TRUE(source.reach_complete());
+  // Late: a free of the reachable block and a new allocation.
+  source.consume(Message().add(free_of(3, 0x1000)).add(alloc(4, 0x3000, 64, 1)).bytes());
+  const Recording rec = source.finish();
+  EXPECT_EQ(rec.end, RunEnd::kExitScan);
+  ASSERT_EQ(rec.leaked.size(), 1u);
+  EXPECT_EQ(rec.leaked[0].size, 32u);
+  ASSERT_EQ(rec.unfreed.size(), 1u);
+  EXPECT_EQ(rec.unfreed[0].size, 16u);
+  EXPECT_EQ(rec.allocations, 2u);
+  EXPECT_EQ(rec.frees, 0u);
 }
 
 // Site 0 is where the agent puts stacks once its table is full: the source tells (a report's note

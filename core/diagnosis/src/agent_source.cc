@@ -63,6 +63,10 @@ void AgentSource::reset() {
 }
 
 void AgentSource::consume(std::span<const unsigned char> message) {
+  // The exit scan judged the blocks live at the exit fence: what a thread that was still inside the
+  // agent as the process exited sends after that is no part of that state (applied, it made the
+  // live blocks differ from the list scanned, and the whole scan was thrown away).
+  if (reach_complete_) return;
   if (reach_started_ && !reach_complete_) {
     reach_bytes_.insert(reach_bytes_.end(), message.begin(), message.end());
     if (reach_bytes_.size() > reach_expected_) throw StreamError("reachability answer longer than announced");
