@@ -371,18 +371,6 @@ Report run_program(const ProgramOptions& o) {
     }
   };
 
-  // Once the exit scan's answer is in, the recording is final (the agent records nothing after its
-  // exit fence, and records a racing thread still sends are left out: AgentSource::consume): the
-  // report is made then, while the kernel still tears the program's process down (10 ms for the
-  // PyTorch loop's), instead of after it. The program's exit status is filled in once it is known.
-  std::unique_ptr<Symbolizer> symbolizer;
-  std::unique_ptr<Recording> finished;
-  const auto finish_report = [&] {
-    note_modules();
-    symbolizer = preparer->finish();
-    finished = std::make_unique<Recording>(source.finish());
-    make_report(*finished, report, std::nullopt, *symbolizer);
-  };
   CoreRotation rotation;
   while (!child.exited) {
     // A stream that ended before the program did (it took the agent's channel away) is not polled
@@ -412,7 +400,6 @@ Report run_program(const ProgramOptions& o) {
         }
       }
     }
-    if (finished == nullptr && source.reach_complete() && source.hello_seen()) finish_report();
     int status = 0;
     if (waitpid(child.pid, &status, WNOHANG) == child.pid) {
       child.exited = true;
@@ -435,15 +422,9 @@ Report run_program(const ProgramOptions& o) {
                        "): the loader did not load the interposer (a statically linked program, or one that gains "
                        "privileges as it starts, or a script whose interpreter is such a program?)");
   }
-  if (finished == nullptr) {
-    finish_report();
-  } else {
-    // Made before the program's end was known.
-    report.run.program->exit_status = program.exit_status;
-    report.run.program->exit_signal = program.exit_signal;
-    report.run.program->stopped_by = program.stopped_by;
-    report.run.duration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  }
+  note_modules();
+  std::unique_ptr<Symbolizer> symbolizer = preparer->finish();
+  auto finished = std::make_unique<Recording>(source.finish());
   // Allocations the agent recorded without their stacks although stacks were asked for.
   std::uint64_t stackless = 0;
   if (o.stack_depth > 0) {
@@ -451,6 +432,7 @@ Report run_program(const ProgramOptions& o) {
       if (site < finished->sites.size()) stackless += finished->sites[site].allocations;
     }
   }
+  make_report(*finished, report, std::nullopt, *symbolizer);
   if (stackless > 0) {
     report.notes.push_back(std::to_string(stackless) + (stackless == 1 ? " allocation is" : " allocations are") +
                            " in the site '(no stack recorded)': made with less than " +
