@@ -42,7 +42,7 @@ void AgentSource::reset() {
   limits.one_thread = true;
   recorder_ = std::make_unique<Recorder>(std::vector<AllocatorInfo>{{"malloc", MemorySpace::kHost}}, limits);
   hello_seen_ = user_marks_ = exit_requested_ = reach_started_ = reach_complete_ = stacks_overflowed_ = false;
-  iteration_ = clock_ = next_block_ = 0;
+  iteration_ = clock_ = 0;
   live_bytes_ = pending_allocated_ = 0;
   pending_.clear();
   run_begins_.clear();
@@ -250,15 +250,13 @@ void AgentSource::apply_free(std::uint64_t address) {
 }
 
 BlockInfo AgentSource::block_info(std::uint64_t address, const Live& live) const {
+  // What Recorder::finish reads of a block that reports no uses: its site, allocator and size.
   BlockInfo block;
-  block.block = BlockId(live.id);
   block.site = SiteId(live.site);
   block.allocator = AllocatorId(0);
   block.address = reinterpret_cast<const void*>(address);
   block.size = live.size;
   block.tag = AllocTag{"malloc"};
-  // A program's clock counts events already.
-  block.allocated = block.last_use = {live.clock, live.iteration, live.clock};
   return block;
 }
 
@@ -290,7 +288,7 @@ void AgentSource::drain_epoch() {
       apply_free(p.address);
       return;
     }
-    const Live live{p.size, next_block_++, clock_, iteration_, p.site};
+    const Live live{p.size, p.site};
     if (!live_.insert(p.address, live)) {
       // An address handed out again without a free the agent saw (freed by code it does not
       // interpose): the old block ended here.

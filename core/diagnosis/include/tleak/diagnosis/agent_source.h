@@ -108,11 +108,11 @@ class AgentSource {
     if (pending_.empty() || happened_before(p, pending_.back())) run_begins_.push_back(pending_.size());
     pending_.push_back(p);
   }
+  // A live block: all the recording reads of it (a program's blocks carry no uses, and the report
+  // names no block's time). 16 bytes: the table holds a PyTorch program's hundreds of thousands,
+  // and two threads' records make an insert and a take each per allocation.
   struct Live {
     std::uint64_t size = 0;
-    std::uint64_t id = 0;
-    std::uint64_t clock = 0;
-    std::uint64_t iteration = 0;
     std::uint32_t site = 0;
   };
 
@@ -133,7 +133,6 @@ class AgentSource {
   bool user_marks_ = false;
   std::uint64_t iteration_ = 0;
   std::uint64_t clock_ = 0;
-  std::uint64_t next_block_ = 0;
   std::int64_t live_bytes_ = 0;
   std::int64_t pending_allocated_ = 0;
   std::uint64_t allocating_threads_ = 0;  // a bit per thread buffer (modulo 64)
