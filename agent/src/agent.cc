@@ -21,6 +21,7 @@
 #include "control_page.h"
 #include "exit_frame.h"
 #include "fast_unwind.h"
+#include "message_slots.h"
 #include "modules.h"
 #include "other_processes.h"
 #include "python_frames.h"
@@ -189,6 +190,7 @@ void in_forked_child() {
   g_status.store(kOff, std::memory_order_release);
   channel_forget();
   thread_buffers_forget();
+  message_slots_forget();
   note_forked_child(g_control_page);
   g_control = g_control_page = nullptr;
 }
@@ -627,6 +629,10 @@ __attribute__((constructor)) static void agent_start() {
     return;
   }
   g_control = g_control_page = control;
+  // Without slots (another tleak's parent, or none given) every message goes through the socket.
+  if (std::uint64_t slots_fd = 0; read_number(kEnvSlotsFd, 0, 1 << 20, &slots_fd)) {
+    message_slots_open(static_cast<int>(slots_fd));
+  }
   unwinder_signals_init();
   fast_unwind_init();
   std::uint64_t unwind_check_wanted = 0;

@@ -6,6 +6,7 @@
 
 #include "agent_memory.h"
 #include "channel.h"
+#include "message_slots.h"
 #include "stack_room.h"
 
 namespace tleak::agent {
@@ -38,6 +39,8 @@ void on_thread_exit(void* value) {
   if (buffer == nullptr || g_forgotten.load(std::memory_order_acquire)) return;
   buffer->lock.lock();
   buffer->send();
+  // An idle buffer holds no slot: threads that come and go would leave none for the others.
+  buffer->give_back_slot();
   buffer->lock.unlock();
   t_buffer = nullptr;
   buffer->taken.store(false, std::memory_order_release);
@@ -72,16 +75,38 @@ ThreadBuffer* take_buffer() {
 
 unsigned char* ThreadBuffer::reserve(std::uint32_t bytes) {
   if (used + bytes > sizeof data) send();
-  unsigned char* at = data + used;
+  unsigned char* at = out + used;
   used += bytes;
   return at;
 }
 
 void ThreadBuffer::send() {
   if (has_deferred) write_deferred_alloc(this);
-  if (used > 0) channel_send(data, used);
+  if (used > 0) {
+    if (slot >= 0) {
+      const SlotRecord record = message_slot_sent(slot, used);
+      slot = -1;
+      channel_send(&record, sizeof record);
+    } else {
+      channel_send(data, used);
+    }
+  }
   used = 0;
   allocated_since_send = 0;
+  take_slot();
+}
+
+void ThreadBuffer::take_slot() {
+  if (slot >= 0) return;
+  slot = message_slot_take();
+  out = slot >= 0 ? message_slot_memory(slot) : data;
+}
+
+void ThreadBuffer::give_back_slot() {
+  if (slot < 0 || used != 0) return;
+  message_slot_give_back(slot);
+  slot = -1;
+  out = data;
 }
 
 ThreadBuffer* this_thread_buffer() {
@@ -94,6 +119,9 @@ ThreadBuffer* this_thread_buffer() {
     return nullptr;
   }
   t_buffer = buffer;
+  buffer->lock.lock();
+  buffer->take_slot();
+  buffer->lock.unlock();
   // Not the main thread: its stack grows on demand to the size limit (8 MiB by default), and
   // glibc finds its bounds by reading /proc/self/maps with stdio, a descriptor and allocations in
   // the middle of the program's malloc.

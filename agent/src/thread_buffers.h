@@ -96,6 +96,10 @@ struct ThreadBuffer {
   bool resolved_unseen = false;
   std::uint32_t index = 0;
   std::uint32_t used = 0;
+  // Where the records go: a message slot this buffer holds (message_slots.h), or `data` when none
+  // was free (the message then goes through the socket).
+  unsigned char* out = data;
+  int slot = -1;
   std::uint64_t allocated_since_send = 0;
   SiteCacheEntry cache[kCacheEntries];
   PythonCacheEntry python_cache[kPythonCacheEntries];
@@ -112,7 +116,7 @@ struct ThreadBuffer {
   std::uint64_t last_frames[kMaxFrames];
   StackScratch scratch;
   PythonDescription description;  // the last Python frame this thread described
-  alignas(64) unsigned char data[kMaxMessageBytes];
+  alignas(64) unsigned char data[kMaxMessageBytes];  // the message when no slot was free
   DeferredAlloc deferred;
   // The site the deferred allocation was given, for the owning thread's cache: the cache is read
   // by its thread without the lock, so another thread that wrote the record (a fence) leaves the
@@ -122,8 +126,13 @@ struct ThreadBuffer {
   // Room for `bytes` more (sending what is there first if needed). Call with `lock` held and the
   // deferred allocation written first (has_deferred unset), or the buffer leaves stamp order.
   unsigned char* reserve(std::uint32_t bytes);
-  // Sends what is buffered, the deferred allocation included. Call with `lock` held.
+  // Sends what is buffered, the deferred allocation included, and takes a slot for what follows if
+  // it had none. Call with `lock` held.
   void send();
+  // A free message slot for the records, if it writes into `data` and one is free. With `lock` held.
+  void take_slot();
+  // The slot back to the parent's side, unused (the buffer must be empty). With `lock` held.
+  void give_back_slot();
 };
 
 // Writes the buffer's deferred allocation (its site first if new). Call with `lock` held; defined

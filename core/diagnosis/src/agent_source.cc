@@ -233,6 +233,8 @@ void AgentSource::record(const unsigned char* at, std::uint32_t size) {
       fence(static_cast<std::uint16_t>(kind), at, size);
       return;
     case RecordKind::kReach:
+    // Alone in its message, and read by the session (MessageSlotArea) before the source sees it.
+    case RecordKind::kSlot:
       break;
   }
   throw StreamError("unknown record kind " + std::to_string(static_cast<unsigned>(kind)));

@@ -22,6 +22,7 @@
 
 #include "core_rotation.h"
 #include "left_for_exit.h"
+#include "message_slot_area.h"
 #include "module_preparer.h"
 #include "read_pacing.h"
 #include "program_image.h"
@@ -136,7 +137,7 @@ struct Child {
 
 // fork + exec with the agent preloaded. The child gets the parent's signal mask and dispositions
 // back before exec: what the program sees of its environment is the user's, plus tleak's variables.
-pid_t start_child(const ProgramOptions& o, const std::string& path, int stream_fd, int control_fd,
+pid_t start_child(const ProgramOptions& o, const std::string& path, int stream_fd, int control_fd, int slots_fd,
                   const sigset_t& original_mask) {
   int error_pipe[2];
   if (pipe2(error_pipe, O_CLOEXEC) != 0) throw ProgramError(std::string("pipe: ") + std::strerror(errno));
@@ -164,11 +165,17 @@ pid_t start_child(const ProgramOptions& o, const std::string& path, int stream_f
     // The stream's descriptor must survive exec; the control page too.
     fcntl(stream_fd, F_SETFD, 0);
     fcntl(control_fd, F_SETFD, 0);
+    if (slots_fd >= 0) fcntl(slots_fd, F_SETFD, 0);
     setenv("LD_PRELOAD", preload.c_str(), 1);
     // `import tleak` finds the marks module; the program's own PYTHONPATH entries come first.
     if (!python_path.empty()) setenv("PYTHONPATH", python_path.c_str(), 1);
     setenv(agent::kEnvStreamFd, std::to_string(stream_fd).c_str(), 1);
     setenv(agent::kEnvControlFd, std::to_string(control_fd).c_str(), 1);
+    if (slots_fd >= 0) {
+      setenv(agent::kEnvSlotsFd, std::to_string(slots_fd).c_str(), 1);
+    } else {
+      unsetenv(agent::kEnvSlotsFd);
+    }
     const std::string control_path = "/proc/" + std::to_string(getppid()) + "/fd/" + std::to_string(control_fd);
     setenv(agent::kEnvControlPath, control_path.c_str(), 1);
     setenv(agent::kEnvPid, std::to_string(getpid()).c_str(), 1);
@@ -270,9 +277,11 @@ Report run_program(const ProgramOptions& o) {
   auto* control = static_cast<agent::ControlPage*>(page);
   control->magic = agent::kProtocolMagic;
 
+  // The thread buffers' records come through it; the socket carries only which slot to read.
+  MessageSlotArea slot_area;
   SignalScope signals(o.snapshot_signal);
   Child child;
-  child.pid = start_child(o, path, theirs.get(), control_fd.get(), signals.original());
+  child.pid = start_child(o, path, theirs.get(), control_fd.get(), slot_area.fd(), signals.original());
   theirs.reset();
   Fd pidfd(static_cast<int>(syscall(SYS_pidfd_open, child.pid, 0)));
 
@@ -353,8 +362,15 @@ Report run_program(const ProgramOptions& o) {
       if (got < 0 && errno == EINTR) continue;
       if (got == 0) stream_ended = true;
       if (got <= 0) return total;
-      total += static_cast<std::size_t>(got);
-      source.consume({message.data(), static_cast<std::size_t>(got)});
+      const std::span<const unsigned char> received{message.data(), static_cast<std::size_t>(got)};
+      if (const auto named = slot_area.named_by(received)) {
+        total += named->records.size();
+        source.consume(named->records);
+        slot_area.release(named->slot);
+      } else {
+        total += received.size();
+        source.consume(received);
+      }
       if (source.exit_requested() && !answered_exit) {
         answered_exit = true;
         send_live_list(ours.get(), source.live_list());

@@ -1,7 +1,9 @@
-// The stream the LD_PRELOAD agent sends to the `tleak` parent, version 3.
+// The stream the LD_PRELOAD agent sends to the `tleak` parent, version 5 (kProtocolVersion).
 //
 // The agent writes records into per-thread buffers and sends each buffer as one message on a
-// SOCK_SEQPACKET socket, so a message is never interleaved with another thread's. A message is a
+// SOCK_SEQPACKET socket, so a message is never interleaved with another thread's. (A buffer's
+// records are mostly written into a shared message slot, and the message on the socket is then a
+// SlotRecord that stands for them: MessageSlots, below.) A message is a
 // sequence of records, each starting with a RecordHeader whose `size` (header included, a multiple
 // of 8) says where the next one starts. Within one thread, records are in the order they happened.
 // Across threads, order is restored by the timestamp: a fence (kFence, kMark, kSnapshot, kExit, kFlush)
@@ -19,7 +21,7 @@
 namespace tleak::agent {
 
 inline constexpr std::uint32_t kProtocolMagic = 0x6b61656c;  // "leak"
-inline constexpr std::uint32_t kProtocolVersion = 4;  // 4: kPythonGapBit
+inline constexpr std::uint32_t kProtocolVersion = 5;  // 4: kPythonGapBit; 5: message slots (kSlot)
 inline constexpr std::uint32_t kMaxMessageBytes = 64 * 1024;
 inline constexpr std::uint32_t kMaxFrames = 64;
 // An allocation made with less of its thread's stack left than this below malloc's frame is sent
@@ -46,6 +48,8 @@ inline constexpr const char* kEnvStackDepth = "TLEAK_AGENT_STACK_DEPTH";
 inline constexpr const char* kEnvSampleMicros = "TLEAK_AGENT_SAMPLE_US";  // time fence period
 // --focus: the path prefix of the user's Python files (unset: every file but the library's).
 inline constexpr const char* kEnvPythonFocus = "TLEAK_AGENT_PYTHON_FOCUS";
+// A memfd of MessageSlots (below), agent <-> parent; without it every message goes through the socket.
+inline constexpr const char* kEnvSlotsFd = "TLEAK_AGENT_SLOTS_FD";
 // The longest --focus: the agent compares it with the first this many bytes of a file's name.
 inline constexpr std::size_t kMaxPythonFocusBytes = 511;
 
@@ -62,6 +66,7 @@ enum class RecordKind : std::uint16_t {
   kReach = 10,    // ReachRecord + bitmap: which of the listed live blocks are reachable
   kPythonFrame = 11,  // PythonFrameRecord: a new Python frame id, sent before any site naming it
   kFlush = 12,    // FenceRecord: the parent's request (ControlPage::fence_requests); orders, samples nothing
+  kSlot = 13,     // SlotRecord, alone in its message: the message is in a slot of the MessageSlots
 };
 
 struct RecordHeader {
@@ -164,6 +169,29 @@ struct LiveListHeader {
   std::uint32_t magic;
   std::uint32_t reserved;
   std::uint64_t blocks;
+};
+
+// Where a thread buffer's records are written, so that a send is a SlotRecord of 16 bytes on the
+// socket instead of the message itself: a memory file both sides map (kEnvSlotsFd). A thread buffer
+// fills a slot it took (kSlotFilling), marks it kSlotSent and sends a SlotRecord naming it, where
+// the message would have gone in the stream; the parent reads the slot as that message and frees
+// it (kSlotFree). With no slot free (the parent is behind), a buffer's messages go through the
+// socket, as without slots. Each message once crossed the kernel twice (the agent's send, the
+// parent's receive: copies of every record, and buffers the kernel allocated and freed for each).
+// States change with atomic operations only; a slot is written only by the side that holds it.
+inline constexpr std::uint32_t kMessageSlots = 64;  // 4 MiB of slots
+enum SlotState : std::uint32_t { kSlotFree = 0, kSlotFilling = 1, kSlotSent = 2 };
+struct MessageSlots {
+  std::uint64_t magic;       // kProtocolMagic, written by the parent
+  std::uint32_t slots;       // kMessageSlots
+  std::uint32_t slot_bytes;  // kMaxMessageBytes
+  std::uint32_t state[kMessageSlots];  // SlotState
+  alignas(4096) unsigned char slot[kMessageSlots][kMaxMessageBytes];
+};
+struct SlotRecord {
+  RecordHeader header;
+  std::uint32_t slot;
+  std::uint32_t bytes;  // of records in the slot, from its start
 };
 
 // Shared between parent and agent (a memfd both map). The parent writes the requests, the agent
