@@ -18,6 +18,9 @@ using agent::RecordKind;
 // five-level paging, of which a process gets half), yet far from overflowing a signed 64-bit sum.
 constexpr std::uint64_t kMaxAddressSpace = std::uint64_t{1} << 56;
 
+// How far ahead of the record being decoded a message's lines are asked for.
+constexpr std::size_t kReadAhead = 1024;
+
 template <class T>
 T read_as(const unsigned char* at) {
   T value;
@@ -74,7 +77,11 @@ void AgentSource::consume(std::span<const unsigned char> message) {
     return;
   }
   std::size_t at = 0;
+  std::size_t asked = 0;  // lines up to here asked for
   while (at < message.size()) {
+    // A message slot was written on the program's core, and each of its lines is fetched from
+    // there: asked for a few lines ahead, not one record at a time.
+    for (; asked < message.size() && asked < at + kReadAhead; asked += 64) __builtin_prefetch(message.data() + asked);
     if (message.size() - at < sizeof(RecordHeader)) throw StreamError("truncated record header");
     const auto header = read_as<RecordHeader>(message.data() + at);
     if (header.kind == RecordKind::kReach) {
