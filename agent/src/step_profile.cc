@@ -9,10 +9,12 @@
 #include <cstdio>
 
 namespace tleak::agent::step_profile {
+
+std::atomic<std::uint64_t> g_counts[kCounts];
+
 namespace {
 
 std::atomic<std::uint64_t> g_ticks[kSteps];
-std::atomic<std::uint64_t> g_counts[kCounts];
 std::uint64_t g_start_ticks = 0, g_start_ns = 0;
 
 std::uint64_t monotonic_ns() {
@@ -52,9 +54,5 @@ __attribute__((destructor)) void print() {
 
 std::uint64_t now() { return __rdtsc(); }
 void add(Step step, std::uint64_t ticks) { g_ticks[step].fetch_add(ticks, std::memory_order_relaxed); }
-void count(Count what) {
-  g_counts[what].store(g_counts[what].load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-}
-
 }  // namespace tleak::agent::step_profile
 #endif
