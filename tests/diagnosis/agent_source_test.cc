@@ -210,6 +210,38 @@ TEST(AgentSource, RecordsAfterTheExitScansAnswerAreLeftOut) {
   EXPECT_EQ(rec.frees, 0u);
 }
 
+// A reachability answer longer than one message goes on in raw pieces of its bitmap: while it
+// continues, a piece is bitmap whatever its first bytes read as (the session then reads no
+// message as a SlotRecord: a last piece of 16 bytes could begin like one).
+TEST(AgentSource, AReachAnswerInPiecesTakesEachPieceAsBitmap) {
+  AgentSource source;
+  Message m;
+  m.add(hello()).add(site(1, 0));
+  constexpr std::uint64_t kBlocks = 192;  // three bitmap words
+  for (std::uint64_t i = 0; i < kBlocks; ++i) m.add(alloc(i + 1, 0x10000 + 64 * i, 16, 1));
+  m.add(fence(agent::RecordKind::kExit, 1));
+  source.consume(m.bytes());
+  ASSERT_EQ(source.live_list().size(), 2 * kBlocks);
+  EXPECT_FALSE(source.reach_continues());
+  // The header and the first word; then 16 bytes that begin as a SlotRecord would (kind 13).
+  Message first;
+  agent::ReachRecord reach{};
+  reach.header = {agent::RecordKind::kReach, 0, static_cast<std::uint32_t>(sizeof reach + 24)};
+  reach.blocks = kBlocks;
+  first.add(reach, {~std::uint64_t{0}});
+  source.consume(first.bytes());
+  EXPECT_TRUE(source.reach_continues());
+  const std::uint64_t rest[2] = {0x0000001000000000ull | static_cast<std::uint64_t>(agent::RecordKind::kSlot), 0};
+  source.consume({reinterpret_cast<const unsigned char*>(rest), sizeof rest});
+  EXPECT_FALSE(source.reach_continues());
+  ASSERT_TRUE(source.reach_complete());
+  const Recording rec = source.finish();
+  EXPECT_EQ(rec.end, RunEnd::kExitScan);
+  // Reachable: the first word's 64 blocks and the second's bits (kSlot's 13: bits 0, 2 and 3; 36).
+  EXPECT_EQ(rec.unfreed.size(), 64u + 4u);
+  EXPECT_EQ(rec.leaked.size(), kBlocks - 68u);
+}
+
 // Site 0 is where the agent puts stacks once its table is full: the source tells (a report's note
 // says so), and the blocks are still counted.
 TEST(AgentSource, AllocationsOfTheOverflowSiteAreCountedAndTold) {
