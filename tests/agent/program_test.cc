@@ -797,6 +797,18 @@ TEST_F(ProgramRun, CKnowsWhetherItIsRecorded) {
   EXPECT_EQ(plain.out, "recorded 0, child 0\n");
 }
 
+// The agent writes its records into the message slots tleak shares with it, seen from the
+// program: it maps them, each thread that allocated holds one while it lives (the main thread's
+// and three others'), and a thread that ended gave its slot back.
+TEST_F(ProgramRun, EachRecordingThreadHoldsAMessageSlotWhileItLives) {
+  const auto r = tleak_run({}, {program("message_slots")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "mapped 1, held with 3 threads 4, after 1\n");
+  const auto plain = run_process(program("message_slots"), {});
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_EQ(plain.out, "no slots\n");
+}
+
 // More threads alive at once than the agent has buffers: those that found one are recorded exactly,
 // the rest are counted in a note (4,200 threads and the main thread, 4,096 buffers: 105 without).
 TEST_F(ProgramRun, ThreadsBeyondTheAgentsBuffersAreCountedInANote) {
