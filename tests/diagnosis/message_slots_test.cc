@@ -11,6 +11,7 @@
 
 #include "message_slot_area.h"
 #include "message_slots.h"
+#include "agent_messages.h"
 #include "tleak/diagnosis/agent_source.h"
 
 namespace tleak::diagnosis {
@@ -67,6 +68,37 @@ TEST(MessageSlots, RecordsNamingNoSentSlotAreRefused) {
   record = agent::message_slot_sent(slot, 8);
   record.bytes = agent::kMaxMessageBytes + 8;
   EXPECT_THROW(area.named_by(bytes_of(record)), StreamError);
+  agent::message_slots_forget();
+}
+
+// While the exit scan's answer comes in pieces, a message of the stream is the rest of its
+// bitmap: one that reads as a SlotRecord naming a sent slot is still bitmap, and the source takes
+// it as such.
+TEST(MessageSlots, APieceOfTheExitScansAnswerIsNeverASlotRecord) {
+  MessageSlotArea area;
+  ASSERT_TRUE(agent::message_slots_open(area.fd()));
+  const int slot = agent::message_slot_take();
+  ASSERT_EQ(slot, 0);
+  const agent::SlotRecord record = agent::message_slot_sent(slot, 8);
+  AgentSource source;
+  tleak::testing::Message m;
+  m.add(tleak::testing::hello()).add(tleak::testing::site(1, 0));
+  for (std::uint64_t i = 0; i < 192; ++i) m.add(tleak::testing::alloc(i + 1, 0x10000 + 64 * i, 16, 1));
+  m.add(tleak::testing::fence(agent::RecordKind::kExit, 1));
+  source.consume(m.bytes());
+  ASSERT_EQ(source.live_list().size(), 2u * 192);
+  // Before the answer, the record names its slot.
+  EXPECT_TRUE(area.named_by(bytes_of(record), source).has_value());
+  agent::ReachRecord reach{};
+  reach.header = {agent::RecordKind::kReach, 0, static_cast<std::uint32_t>(sizeof reach + 24)};
+  reach.blocks = 192;
+  source.consume(tleak::testing::Message().add(reach, {~std::uint64_t{0}}).bytes());
+  ASSERT_TRUE(source.reach_continues());
+  // The answer's last 16 bytes, which read as that very record.
+  const std::span<const unsigned char> piece = bytes_of(record);
+  EXPECT_FALSE(area.named_by(piece, source).has_value());
+  source.consume(piece);
+  EXPECT_TRUE(source.reach_complete());
   agent::message_slots_forget();
 }
 

@@ -50,6 +50,12 @@ std::optional<MessageSlotArea::Named> MessageSlotArea::named_by(std::span<const 
   return Named{{slots_->slot[record.slot], record.bytes}, record.slot};
 }
 
+std::optional<MessageSlotArea::Named> MessageSlotArea::named_by(std::span<const unsigned char> message,
+                                                                const AgentSource& source) const {
+  if (source.reach_continues()) return std::nullopt;
+  return named_by(message);
+}
+
 void MessageSlotArea::release(std::uint32_t slot) {
   // Release: this side's reading of the slot is over before the agent can take it again.
   __atomic_store_n(&slots_->state[slot], std::uint32_t{agent::kSlotFree}, __ATOMIC_RELEASE);

@@ -363,7 +363,7 @@ Report run_program(const ProgramOptions& o) {
       if (got == 0) stream_ended = true;
       if (got <= 0) return total;
       const std::span<const unsigned char> received{message.data(), static_cast<std::size_t>(got)};
-      const auto named = source.reach_continues() ? std::nullopt : slot_area.named_by(received);
+      const auto named = slot_area.named_by(received, source);
       if (named) {
         total += named->records.size();
         source.consume(named->records);

@@ -73,7 +73,7 @@ class AgentSource {
   // The agent's reachability answer arrived, for the list live_list() gave.
   bool reach_complete() const { return reach_complete_; }
   // Part of the answer arrived: the next messages are the rest of its bitmap, raw bytes with no
-  // record header (never a SlotRecord, whatever their first bytes read as).
+  // record header (never a SlotRecord, whatever their first bytes read as: MessageSlotArea).
   bool reach_continues() const { return reach_started_ && !reach_complete_; }
   std::uint64_t reach_root_bytes() const { return reach_root_bytes_; }
 
