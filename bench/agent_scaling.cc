@@ -26,10 +26,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "message_slot_area.h"
 #include "read_pacing.h"
 #include "tleak/agent/protocol.h"
 
@@ -85,16 +87,10 @@ double run_under_agent(const std::string& agent, const std::vector<std::string>&
   void* mapped = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, control, 0);
   if (mapped == MAP_FAILED) fail("mmap");
   static_cast<tleak::agent::ControlPage*>(mapped)->magic = tleak::agent::kProtocolMagic;
-  // The message slots, as tleak gives them (protocol.h, MessageSlots): the thread buffers' records
-  // are written there, and a slot is freed as soon as its record arrives.
-  const int slots_fd = static_cast<int>(syscall(SYS_memfd_create, "slots", 0));
-  if (slots_fd < 0 || ftruncate(slots_fd, sizeof(tleak::agent::MessageSlots)) != 0) fail("memfd_create");
-  void* slots_memory = mmap(nullptr, sizeof(tleak::agent::MessageSlots), PROT_READ | PROT_WRITE, MAP_SHARED, slots_fd, 0);
-  if (slots_memory == MAP_FAILED) fail("mmap");
-  auto* slots = static_cast<tleak::agent::MessageSlots*>(slots_memory);
-  slots->slots = tleak::agent::kMessageSlots;
-  slots->slot_bytes = tleak::agent::kMaxMessageBytes;
-  slots->magic = tleak::agent::kProtocolMagic;
+  // The message slots, as tleak gives them: the thread buffers' records are written there, and a
+  // slot is freed as soon as its record arrives.
+  tleak::diagnosis::MessageSlotArea slot_area;
+  if (slot_area.fd() < 0) fail("memfd_create");
   // The exit scan's live list, sent ahead: empty, so the agent scans nothing and ends at once.
   const tleak::agent::LiveListHeader empty{tleak::agent::kProtocolMagic, 0, 0};
   if (send(sockets[0], &empty, sizeof empty, 0) != static_cast<ssize_t>(sizeof empty)) fail("send");
@@ -106,7 +102,8 @@ double run_under_agent(const std::string& agent, const std::vector<std::string>&
     setenv("LD_PRELOAD", agent.c_str(), 1);
     setenv(tleak::agent::kEnvStreamFd, std::to_string(sockets[1]).c_str(), 1);
     setenv(tleak::agent::kEnvControlFd, std::to_string(control).c_str(), 1);
-    setenv(tleak::agent::kEnvSlotsFd, std::to_string(slots_fd).c_str(), 1);
+    fcntl(slot_area.fd(), F_SETFD, 0);
+    setenv(tleak::agent::kEnvSlotsFd, std::to_string(slot_area.fd()).c_str(), 1);
     setenv(tleak::agent::kEnvPid, std::to_string(getpid()).c_str(), 1);
     setenv(tleak::agent::kEnvStackDepth, "12", 1);
     exec_command(command);
@@ -121,14 +118,14 @@ double run_under_agent(const std::string& agent, const std::vector<std::string>&
       std::size_t bytes = 0;
       ssize_t got = 0;
       while ((got = recv(sockets[0], buffer.data(), buffer.size(), MSG_DONTWAIT)) > 0) {
-        tleak::agent::SlotRecord slot{};
-        std::memcpy(&slot, buffer.data(), std::min(sizeof slot, static_cast<std::size_t>(got)));
-        if (got == static_cast<ssize_t>(sizeof slot) && slot.header.kind == tleak::agent::RecordKind::kSlot &&
-            slot.slot < tleak::agent::kMessageSlots) {
-          bytes += slot.bytes;
-          __atomic_store_n(&slots->state[slot.slot], std::uint32_t{tleak::agent::kSlotFree}, __ATOMIC_RELEASE);
+        const std::span<const unsigned char> message{reinterpret_cast<const unsigned char*>(buffer.data()),
+                                                     static_cast<std::size_t>(got)};
+        // The exit scan's answer is one message here (the live list is empty): never in pieces.
+        if (const auto named = slot_area.named_by(message)) {
+          bytes += named->records.size();
+          slot_area.release(named->slot);
         } else {
-          bytes += static_cast<std::size_t>(got);
+          bytes += message.size();
         }
       }
       if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR)) return;  // closed
@@ -149,8 +146,6 @@ double run_under_agent(const std::string& agent, const std::vector<std::string>&
   close(sockets[0]);
   munmap(mapped, 4096);
   close(control);
-  munmap(slots_memory, sizeof(tleak::agent::MessageSlots));
-  close(slots_fd);
   expect_success(status, command);
   return seconds;
 }
