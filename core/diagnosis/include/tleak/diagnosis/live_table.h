@@ -22,7 +22,6 @@ class LiveTable {
       if (slots_[i].key == 0) return nullptr;
     }
   }
-  const Value* find(std::uint64_t address) const { return const_cast<LiveTable*>(this)->find(address); }
   // False (and nothing changed) if the address is already there.
   bool insert(std::uint64_t address, const Value& value) {
     if ((size_ + 1) * 4 > slots_.size() * 3) grow();
