@@ -10,14 +10,14 @@
 #include <string.h>
 #include <sys/mman.h>
 
-enum { kSlots = 64, kFilling = 1, kThreads = 3 };
+enum { kFilling = 1, kThreads = 3, kHeadBytes = 4096 };
 
-/* The start of MessageSlots. */
+/* The start of MessageSlots: its states lie in the first page, before the slots themselves. */
 struct SlotsHead {
   uint64_t magic;
   uint32_t slots;
   uint32_t slot_bytes;
-  uint32_t state[kSlots];
+  uint32_t state[];
 };
 
 static pthread_barrier_t allocated, counted;
@@ -41,7 +41,7 @@ static int mappings_of_slots(void) {
 
 static int held(const volatile struct SlotsHead* head) {
   int n = 0;
-  for (int i = 0; i < kSlots; ++i) n += head->state[i] == kFilling;
+  for (uint32_t i = 0; i < head->slots && i < (kHeadBytes - sizeof *head) / 4; ++i) n += head->state[i] == kFilling;
   return n;
 }
 
@@ -52,7 +52,7 @@ int main(void) {
     return 0;
   }
   const int mapped = mappings_of_slots(); /* the agent's, before this program's own below */
-  const struct SlotsHead* head = mmap(NULL, sizeof *head, PROT_READ, MAP_SHARED, atoi(fd_text), 0);
+  const struct SlotsHead* head = mmap(NULL, kHeadBytes, PROT_READ, MAP_SHARED, atoi(fd_text), 0);
   if (head == MAP_FAILED) return 1;
   free(malloc(64));
   pthread_barrier_init(&allocated, NULL, kThreads + 1);
