@@ -136,7 +136,8 @@ void fence_locked(RecordKind kind, const char* name) {
   // Outside every buffer lock: dl_iterate_phdr may wait on a thread that waits on its buffer.
   send_modules_if_changed();
   const std::uint32_t count = thread_buffer_count();
-  for (std::uint32_t i = 0; i < count; ++i) thread_buffer(i)->lock.lock();
+  owner_locks::claim_all();
+  for (std::uint32_t i = 0; i < count; ++i) thread_buffer(i)->lock.lock_as_other();
   const std::uint64_t ns = stamp();
   // The calling thread's records go last, with the fence in the same message: one send instead
   // of two at every mark of a single-threaded program.
@@ -162,7 +163,8 @@ void fence_locked(RecordKind kind, const char* name) {
   } else {
     send_record(message, size);
   }
-  for (std::uint32_t i = count; i-- > 0;) thread_buffer(i)->lock.unlock();
+  for (std::uint32_t i = count; i-- > 0;) thread_buffer(i)->lock.unlock_as_other();
+  owner_locks::release_all();
   // A flush comes whenever the parent's backlog asks: the time samples keep their own pace.
   if (kind != RecordKind::kFlush) g_next_fence_ns.store(stamp_after(ns, g_sample_ns), std::memory_order_relaxed);
 }
@@ -190,6 +192,7 @@ void in_forked_child() {
   g_status.store(kOff, std::memory_order_release);
   channel_forget();
   thread_buffers_forget();
+  owner_locks::forget();
   message_slots_forget();
   note_forked_child(g_control_page);
   g_control = g_control_page = nullptr;
@@ -514,7 +517,7 @@ void recording::record_captured_alloc(ThreadBuffer* buffer, const void* address,
     // thread writes its cache.
     SiteCacheEntry& cached = buffer->cache[cache_slot(key)];
     bool known = cached.key == key;
-    buffer->lock.lock();
+    buffer->lock.lock_as_owner();
     // The previous allocation's records, if deferred, go first; then its site is in the cache.
     if (__builtin_expect(buffer->has_deferred, 0)) write_deferred_alloc(buffer);
     if (__builtin_expect(buffer->resolved_unseen, 0)) {
@@ -542,7 +545,7 @@ void recording::record_captured_alloc(ThreadBuffer* buffer, const void* address,
     }
     buffer->allocated_since_send += size;
     if (buffer->allocated_since_send >= ThreadBuffer::kFlushAllocatedBytes) buffer->send();
-    buffer->lock.unlock();
+    buffer->lock.unlock_as_owner();
     serve_fences(ns);
     step_profile::lap(step_profile::kWrite, &lap);
   }
@@ -556,12 +559,12 @@ void record_free_at(const void* address, std::uint64_t ns) {
   const int saved_errno = errno;
   if (ThreadBuffer* buffer = this_thread_buffer()) {
     if (ns == 0) ns = stamp();
-    buffer->lock.lock();
+    buffer->lock.lock_as_owner();
     auto* record = __builtin_expect(buffer->has_deferred, 0)
                        ? free_record_behind_deferred(buffer)
                        : reinterpret_cast<FreeRecord*>(buffer->reserve(sizeof(FreeRecord)));
     *record = {{RecordKind::kFree, 0, sizeof(FreeRecord)}, ns, reinterpret_cast<std::uint64_t>(address)};
-    buffer->lock.unlock();
+    buffer->lock.unlock_as_owner();
     // Frees serve fences too: a program that only frees for a while (an interpreter's teardown
     // frees hundreds of thousands of blocks at once) would otherwise leave tleak's requests for a
     // flush unanswered, and all of those records to be ordered and applied only after the exit,
@@ -633,6 +636,8 @@ __attribute__((constructor)) static void agent_start() {
   if (std::uint64_t slots_fd = 0; read_number(kEnvSlotsFd, 0, 1 << 20, &slots_fd)) {
     message_slots_open(static_cast<int>(slots_fd));
   }
+  // Before any buffer is locked: the owners' way of locking is chosen once.
+  owner_locks::init();
   unwinder_signals_init();
   fast_unwind_init();
   std::uint64_t unwind_check_wanted = 0;

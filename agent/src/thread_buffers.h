@@ -1,5 +1,6 @@
 // Per-thread record buffers. A thread appends to its own buffer under its own lock, which no
-// other thread takes except a fence (rare), so the allocation path touches no shared cache line.
+// other thread takes except a fence (rare): an owner lock (owner_lock.h), so the allocation path
+// neither touches a shared cache line nor waits for a barrier.
 // A buffer is sent as one message when full, when it holds many allocated bytes (so the parent's
 // --max-live check is never far behind), at every fence and when its thread exits; a thread that
 // exits gives its slot back for the next new thread.
@@ -10,6 +11,7 @@
 
 #include "fast_unwind.h"
 #include "python_frames.h"
+#include "owner_lock.h"
 #include "site_table.h"
 #include "tleak/agent/protocol.h"
 #include "tleak/detail/spin_lock.h"
@@ -88,7 +90,7 @@ struct ThreadBuffer {
   static constexpr std::uint32_t kPythonCacheEntries = 512;
   static constexpr std::uint64_t kFlushAllocatedBytes = 1 << 20;
 
-  detail::SpinLock lock;
+  OwnerLock lock;
   std::atomic<bool> taken{false};
   // Beside the fields every record touches (in what was padding): `deferred` holds an allocation
   // to write; `resolved` holds a site for the thread's cache.
