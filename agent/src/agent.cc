@@ -55,7 +55,6 @@ ControlPage* g_control_page = nullptr;  // the same page, for what the agent wri
 std::uint64_t g_served_fences = 0, g_served_snapshots = 0;
 detail::SpinLock g_fence_lock;
 std::uint64_t g_fence_sequence = 0;
-SiteTable g_sites;
 CodeRange g_agent_code;  // this object's own code
 bool g_malloc_is_c_library = false;  // the blocks are glibc malloc's chunks (the exit scan knows their layout)
 SiteTable g_python_frames;  // (code, instruction, file, name) -> Python frame id
@@ -157,7 +156,6 @@ void fence_locked(RecordKind kind, const char* name) {
   record->name_bytes = name_bytes;
   if (name_bytes > 0) std::memcpy(record + 1, name, name_bytes - 1);
   if (own != nullptr && own->index < count) {  // among the buffers locked above
-    if (own->has_deferred) write_deferred_alloc(own);
     std::memcpy(own->reserve(size), message, size);  // sends first what is there if it is full
     own->send();
   } else {
@@ -415,64 +413,36 @@ void write_python_frame(ThreadBuffer* buffer, const NewPythonFrame& f) {
   std::memcpy(at + sizeof(PythonFrameRecord) + file_bytes, function, function_bytes);
 }
 
-// A new site, written against the buffer's previous one where they share frames at either end.
-void write_site(ThreadBuffer* buffer, std::uint32_t site, const std::uint64_t* words, std::uint32_t depth) {
-  std::uint32_t base = 0, prefix = 0, suffix = 0;
-  if (buffer->last_site != 0 && buffer->chain < kMaxSiteChain) {
-    const std::uint32_t shorter = depth < buffer->last_depth ? depth : buffer->last_depth;
-    while (prefix < shorter && words[prefix] == buffer->last_frames[prefix]) ++prefix;
-    while (prefix + suffix < shorter &&
-           words[depth - 1 - suffix] == buffer->last_frames[buffer->last_depth - 1 - suffix]) {
-      ++suffix;
-    }
-    // Naming a base costs nothing in size; what it cannot save, it need not lengthen the chain for.
-    if (prefix + suffix > 0) base = buffer->last_site;
+// A stack new to the thread's cache, now what its slot stands for: written against the thread's
+// previous site record where they share frames at either end.
+void write_site(ThreadBuffer* buffer, std::uint32_t slot, const StackKey& key, const std::uint64_t* words,
+                std::uint32_t depth) {
+  std::uint32_t prefix = 0, suffix = 0;
+  const std::uint32_t shorter = depth < buffer->last_depth ? depth : buffer->last_depth;
+  while (prefix < shorter && words[prefix] == buffer->last_frames[prefix]) ++prefix;
+  while (prefix + suffix < shorter &&
+         words[depth - 1 - suffix] == buffer->last_frames[buffer->last_depth - 1 - suffix]) {
+    ++suffix;
   }
   const std::uint32_t middle = depth - prefix - suffix;
   const std::uint32_t bytes = sizeof(SiteRecord) + middle * 8;
   auto* record = reinterpret_cast<SiteRecord*>(buffer->reserve(bytes));
   record->header = {RecordKind::kSite, 0, bytes};
-  record->site = site;
+  record->thread = buffer->index;
+  record->slot = slot;
+  record->key_a = key.a;
+  record->key_b = key.b;
   record->depth = depth;
-  record->base = base;
   record->prefix = static_cast<std::uint16_t>(prefix);
   record->suffix = static_cast<std::uint16_t>(suffix);
   std::memcpy(record + 1, words + prefix, middle * 8);
-  buffer->chain = base != 0 ? buffer->chain + 1 : 0;
-  buffer->last_site = site;
   buffer->last_depth = depth;
   std::memcpy(buffer->last_frames, words, depth * 8);
 }
 
 std::uint32_t cache_slot(const StackKey& key) { return (key.a >> 1) & (ThreadBuffer::kCacheEntries - 1); }
 
-// Where a free's record goes while an allocation is deferred: behind it, or once kFreesBehind wait
-// there, in the buffer after it. Apart from record_free_at, whose common path then saves nothing
-// around a call.
-[[gnu::noinline]] FreeRecord* free_record_behind_deferred(ThreadBuffer* buffer) {
-  DeferredAlloc& deferred = buffer->deferred;
-  if (deferred.frees_behind < DeferredAlloc::kFreesBehind) return &deferred.frees[deferred.frees_behind++];
-  write_deferred_alloc(buffer);
-  return reinterpret_cast<FreeRecord*>(buffer->reserve(sizeof(FreeRecord)));
-}
-
 }  // namespace
-
-void write_deferred_alloc(ThreadBuffer* buffer) {
-  DeferredAlloc& deferred = buffer->deferred;
-  buffer->has_deferred = false;
-  bool is_new = false;
-  const std::uint32_t site = g_sites.intern(deferred.key, &is_new);
-  if (is_new) write_site(buffer, site, deferred.words, deferred.depth);
-  auto* record = reinterpret_cast<AllocRecord*>(buffer->reserve(sizeof(AllocRecord)));
-  *record = {{RecordKind::kAlloc, 0, sizeof(AllocRecord)}, deferred.ns, deferred.address, deferred.size, site,
-             buffer->index};
-  const std::uint32_t frees_bytes = deferred.frees_behind * static_cast<std::uint32_t>(sizeof(FreeRecord));
-  if (frees_bytes > 0) std::memcpy(buffer->reserve(frees_bytes), deferred.frees, frees_bytes);
-  deferred.frees_behind = 0;
-  buffer->resolved = {deferred.key, site, 0};
-  buffer->resolved_unseen = true;
-}
 
 void recording::record_captured_alloc(ThreadBuffer* buffer, const void* address, std::size_t size, int count,
                                       int saved_errno, std::uint64_t started) {
@@ -513,36 +483,23 @@ void recording::record_captured_alloc(ThreadBuffer* buffer, const void* address,
     step_profile::lap(step_profile::kPython, &lap);
     const StackKey key = SiteTable::key(words, d);
     step_profile::lap(step_profile::kHash, &lap);
-    // Looked up before the lock, whose exchange every later load would wait for. Only this
-    // thread writes its cache.
-    SiteCacheEntry& cached = buffer->cache[cache_slot(key)];
-    bool known = cached.key == key;
+    // The thread's own cache names the stack: no table shared with other threads is looked up, and
+    // a stack it has not met is sent in full for the parent to tell apart (SiteRecord). Only this
+    // thread reads and writes its cache.
+    const std::uint32_t slot = cache_slot(key);
+    SiteCacheEntry& cached = buffer->cache[slot];
+    const bool known = cached.key == key;
     buffer->lock.lock_as_owner();
-    // The previous allocation's records, if deferred, go first; then its site is in the cache.
-    if (__builtin_expect(buffer->has_deferred, 0)) write_deferred_alloc(buffer);
-    if (__builtin_expect(buffer->resolved_unseen, 0)) {
-      buffer->resolved_unseen = false;
-      buffer->cache[cache_slot(buffer->resolved.key)] = buffer->resolved;
-      known = cached.key == key;
-    }
     step_profile::lap(step_profile::kIntern, &lap);
     for (int i = 0; i < fresh_count; ++i) write_python_frame(buffer, fresh[i]);
-    const std::uint64_t ns = stamp();
-    if (known) {
-      auto* record = reinterpret_cast<AllocRecord*>(buffer->reserve(sizeof(AllocRecord)));
-      *record = {{RecordKind::kAlloc, 0, sizeof(AllocRecord)}, ns, reinterpret_cast<std::uint64_t>(address),
-                 size, cached.site, buffer->index};
-    } else {
-      g_sites.prefetch(key);
-      DeferredAlloc& deferred = buffer->deferred;
-      deferred.key = key;
-      deferred.ns = ns;
-      deferred.address = reinterpret_cast<std::uint64_t>(address);
-      deferred.size = size;
-      deferred.depth = d;
-      std::memcpy(deferred.words, words, d * sizeof words[0]);
-      buffer->has_deferred = true;
+    if (!known) {
+      write_site(buffer, slot, key, words, d);
+      cached.key = key;
     }
+    const std::uint64_t ns = stamp();
+    auto* record = reinterpret_cast<AllocRecord*>(buffer->reserve(sizeof(AllocRecord)));
+    *record = {{RecordKind::kAlloc, 0, sizeof(AllocRecord)}, ns, reinterpret_cast<std::uint64_t>(address), size,
+               slot, buffer->index};
     buffer->allocated_since_send += size;
     if (buffer->allocated_since_send >= ThreadBuffer::kFlushAllocatedBytes) buffer->send();
     buffer->lock.unlock_as_owner();
@@ -560,9 +517,7 @@ void record_free_at(const void* address, std::uint64_t ns) {
   if (ThreadBuffer* buffer = this_thread_buffer()) {
     if (ns == 0) ns = stamp();
     buffer->lock.lock_as_owner();
-    auto* record = __builtin_expect(buffer->has_deferred, 0)
-                       ? free_record_behind_deferred(buffer)
-                       : reinterpret_cast<FreeRecord*>(buffer->reserve(sizeof(FreeRecord)));
+    auto* record = reinterpret_cast<FreeRecord*>(buffer->reserve(sizeof(FreeRecord)));
     *record = {{RecordKind::kFree, 0, sizeof(FreeRecord)}, ns, reinterpret_cast<std::uint64_t>(address)};
     buffer->lock.unlock_as_owner();
     // Frees serve fences too: a program that only frees for a while (an interpreter's teardown
@@ -644,7 +599,7 @@ __attribute__((constructor)) static void agent_start() {
   g_check_unwind = read_number(kEnvCheckUnwind, 1, 1, &unwind_check_wanted);
   g_stack_depth = static_cast<int>(depth);
   g_sample_ns = sample_us * 1000;
-  if (!g_sites.init() || !g_python_frames.init() ||
+  if (!g_python_frames.init() ||
       !thread_buffers_init(control != nullptr ? &control->untracked_threads : nullptr)) {
     allocator_regions_stop();
     return;

@@ -1,11 +1,11 @@
-// The agent's interned stacks: the same frames always get the same site id, a dense small integer
-// that the stream's records carry instead of the frames. A stack is known by a hash of its frames,
-// 96 bits of which the table keeps (two stacks that differ collide with probability about
-// n^2 / 2^97: for a million stacks, 10^-17), and no frames: a program that makes a million
-// distinct stacks (importing PyTorch does) touches 16 bytes per slot, not its frames again. The
+// Interned keys: the same words always get the same id, a dense small integer that the stream's
+// records carry instead of the words. The agent interns its Python frames here (code, instruction
+// and the code's file and name objects); stacks it only hashes (key()), and the parent tells them
+// apart (agent::SiteRecord). A key is a hash of the words, 96 bits of which the table keeps (two
+// that differ collide with probability about n^2 / 2^97: for a million, 10^-17), and no words. The
 // slots start small and double when three quarters full (eightfold past 2 MiB: site_table.cc), in
 // pages of their own (never malloc).
-// Threads look sites up first in their own cache (ThreadBuffer); this table is only consulted,
+// Threads look ids up first in their own cache (ThreadBuffer); this table is only consulted,
 // under its lock, on a miss.
 #pragma once
 

@@ -81,7 +81,6 @@ unsigned char* ThreadBuffer::reserve(std::uint32_t bytes) {
 }
 
 void ThreadBuffer::send() {
-  if (has_deferred) write_deferred_alloc(this);
   if (used > 0) {
     if (slot >= 0) {
       const SlotRecord record = message_slot_sent(slot, used);

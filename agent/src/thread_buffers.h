@@ -18,10 +18,9 @@
 
 namespace tleak::agent {
 
+// A stack this thread met: the stack its slot stands for (SiteRecord).
 struct SiteCacheEntry {
   StackKey key;  // zero: empty
-  std::uint32_t site;
-  std::uint32_t reserved;
 };
 
 // A Python frame seen by this thread: (code, instruction) and the code's file and name objects,
@@ -65,37 +64,13 @@ struct StackScratch {
   NewPythonFrame fresh[kMaxFrames + 1];  // the kept Python frames and the user's beyond them
 };
 
-// An allocation whose stack missed the thread's cache, written to the buffer only before the
-// thread's next record (or when the buffer is sent): its slot in the shared site table, which for a
-// program of a million stacks is 16 MB and misses the processor's caches for each new one, is
-// fetched meanwhile instead of waited for. The stack's words are kept here, since the thread's
-// next walk reuses its scratch. Its Python frames' descriptions are not deferred: written at once,
-// while their code objects are certainly alive. The thread's frees meanwhile wait behind it (a
-// block is often freed right after it was allocated: a C++ temporary), up to kFreesBehind, so that
-// the buffer stays in the order of the stamps.
-struct DeferredAlloc {
-  static constexpr std::uint32_t kFreesBehind = 16;
-  std::uint32_t depth = 0;
-  StackKey key;
-  std::uint64_t ns = 0;
-  std::uint64_t address = 0;
-  std::uint64_t size = 0;
-  std::uint32_t frees_behind = 0;
-  FreeRecord frees[kFreesBehind];
-  std::uint64_t words[kMaxFrames];
-};
-
 struct ThreadBuffer {
-  static constexpr std::uint32_t kCacheEntries = 1024;
+  static constexpr std::uint32_t kCacheEntries = kStackSlots;
   static constexpr std::uint32_t kPythonCacheEntries = 512;
   static constexpr std::uint64_t kFlushAllocatedBytes = 1 << 20;
 
   OwnerLock lock;
   std::atomic<bool> taken{false};
-  // Beside the fields every record touches (in what was padding): `deferred` holds an allocation
-  // to write; `resolved` holds a site for the thread's cache.
-  bool has_deferred = false;
-  bool resolved_unseen = false;
   std::uint32_t index = 0;
   std::uint32_t used = 0;
   // Where the records go: a message slot this buffer holds (message_slots.h), or `data` when none
@@ -103,6 +78,7 @@ struct ThreadBuffer {
   unsigned char* out = data;
   int slot = -1;
   std::uint64_t allocated_since_send = 0;
+  // The stacks this thread met, by slot: an allocation names its stack's (SiteRecord).
   SiteCacheEntry cache[kCacheEntries];
   PythonCacheEntry python_cache[kPythonCacheEntries];
   // The Python frames of the previous stack, by depth: a thread's next stack mostly has the same
@@ -110,36 +86,23 @@ struct ThreadBuffer {
   PythonCacheEntry python_by_depth[kMaxFrames];
   static constexpr std::uint32_t kPythonKindEntries = 256;
   PythonKindEntry python_kinds[kPythonKindEntries];
-  // The last site this buffer sent, which the next one is written against (SiteRecord::base),
-  // and how many records in a row have been written against another.
-  std::uint32_t last_site = 0;
+  // The stack of the last site record this buffer sent, which the next one is written against.
   std::uint32_t last_depth = 0;
-  std::uint32_t chain = 0;
   std::uint64_t last_frames[kMaxFrames];
   StackScratch scratch;
   PythonDescription description;  // the last Python frame this thread described
   alignas(64) unsigned char data[kMaxMessageBytes];  // the message when no slot was free
-  DeferredAlloc deferred;
-  // The site the deferred allocation was given, for the owning thread's cache: the cache is read
-  // by its thread without the lock, so another thread that wrote the record (a fence) leaves the
-  // entry here for the owner to put in.
-  SiteCacheEntry resolved;
 
-  // Room for `bytes` more (sending what is there first if needed). Call with `lock` held and the
-  // deferred allocation written first (has_deferred unset), or the buffer leaves stamp order.
+  // Room for `bytes` more (sending what is there first if needed). Call with `lock` held.
   unsigned char* reserve(std::uint32_t bytes);
-  // Sends what is buffered, the deferred allocation included, and takes a slot for what follows if
-  // it had none. Call with `lock` held.
+  // Sends what is buffered, and takes a slot for what follows if it had none. Call with `lock`
+  // held.
   void send();
   // A free message slot for the records, if it writes into `data` and one is free. With `lock` held.
   void take_slot();
   // The slot back to the parent's side, unused (the buffer must be empty). With `lock` held.
   void give_back_slot();
 };
-
-// Writes the buffer's deferred allocation (its site first if new). Call with `lock` held; defined
-// with the site table (agent.cc).
-void write_deferred_alloc(ThreadBuffer* buffer);
 
 // The calling thread's buffer, created or reused on first use; nullptr if none can be had (every
 // one of the kMaxThreadBuffers taken by threads alive at once): the thread then goes unrecorded, is

@@ -721,14 +721,11 @@ TEST_F(ProgramRun, AnUnloadedObjectsFrameRulesAreForgotten) {
   EXPECT_EQ(made[0]["frames"][1]["function"], "main");
 }
 
-// An allocation from a stack new to its thread is written only before the thread's next record,
-// so that its slot in the site table is fetched meanwhile (agent/src/thread_buffers.h,
-// DeferredAlloc). A mark made by another thread while it waits must still count it, the thread's
-// next allocation from that stack must land in the same site, and more frees than wait behind it
-// must all be counted. (Their order in the buffer is not seen here: tleak orders records by their
-// stamps whatever their order, and keeping it only spares its reader a run.)
-TEST_F(ProgramRun, AnAllocationWrittenLaterStillCountsWhereItHappened) {
-  const auto r = tleak_run({}, {program("deferred_site")});
+// An allocation from a stack new to its thread goes out with the stack (agent::SiteRecord): a mark
+// made by another thread while the thread waits counts it, the thread's next allocation from that
+// stack, named by its cache slot, lands in the same site, and its frees are all counted.
+TEST_F(ProgramRun, AStackNewToItsThreadCountsAtAMarkAnotherThreadMakes) {
+  const auto r = tleak_run({}, {program("new_stack_at_mark")});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto sites_at = [this](const std::string& line) {
     std::vector<Json> found;
@@ -737,18 +734,18 @@ TEST_F(ProgramRun, AnAllocationWrittenLaterStillCountsWhereItHappened) {
     }
     return found;
   };
-  const auto first = sites_at(at("deferred_site.c", "FIRST"));
+  const auto first = sites_at(at("new_stack_at_mark.c", "FIRST"));
   ASSERT_EQ(first.size(), 1u) << report_["sites"].dump();
   EXPECT_EQ(first[0]["allocations"], 2);
   EXPECT_EQ(first[0]["frees"], 2);
   EXPECT_EQ(first[0]["peak_live_bytes"], 200);
   EXPECT_EQ(first[0]["live_bytes_at_samples"], Json::array({100}));
-  const auto early = sites_at(at("deferred_site.c", "EARLY"));
+  const auto early = sites_at(at("new_stack_at_mark.c", "EARLY"));
   ASSERT_EQ(early.size(), 1u);
   EXPECT_EQ(early[0]["allocations"], 20);
   EXPECT_EQ(early[0]["frees"], 20);
   EXPECT_EQ(early[0]["live_bytes_at_samples"], Json::array({640}));
-  const auto second = sites_at(at("deferred_site.c", "SECOND"));
+  const auto second = sites_at(at("new_stack_at_mark.c", "SECOND"));
   ASSERT_EQ(second.size(), 1u);
   EXPECT_EQ(second[0]["allocations"], 1);
   EXPECT_EQ(second[0]["frees"], 1);

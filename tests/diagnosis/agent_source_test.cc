@@ -96,11 +96,11 @@ TEST(AgentSource, ASiteWrittenAgainstAnotherGetsItsWholeStackBack) {
   Message m;
   m.add(hello()).add(site(1, 5), {0xa1, 0xa2, 0xa3, 0xa4, 0xa5});
   // Shares two innermost and one outermost frame with site 1; two of its own in between.
-  m.add(site_against(2, 5, 1, 2, 1), {0xb3, 0xb4});
+  m.add(site_against(2, 5, 2, 1), {0xb3, 0xb4});
   // Against site 2, and one frame shorter: only the outermost frames line up.
-  m.add(site_against(3, 4, 2, 0, 3), {0xc1});
-  // Everything shared: a stack equal to its base's.
-  m.add(site_against(4, 4, 3, 4, 0));
+  m.add(site_against(3, 4, 0, 3), {0xc1});
+  // Everything shared: the previous record's stack again (under another key: another site).
+  m.add(site_against(4, 4, 4, 0));
   source.consume(m.bytes());
   EXPECT_EQ(source.stack(SiteId(2)), (std::vector<std::uintptr_t>{0xa1, 0xa2, 0xb3, 0xb4, 0xa5}));
   EXPECT_EQ(source.stack(SiteId(3)), (std::vector<std::uintptr_t>{0xc1, 0xb3, 0xb4, 0xa5}));
@@ -113,35 +113,57 @@ TEST(AgentSource, SiteRecordsThatCannotBeRebuiltAreRefused) {
     AgentSource source;
     EXPECT_THROW(source.consume(m.bytes()), StreamError);
   };
-  Message unknown_base;
-  unknown_base.add(hello()).add(site_against(2, 2, 1, 1, 0), {0xb2});
-  refused(unknown_base);
-  Message later_base;  // a base must come before: no cycle, no waiting
-  later_base.add(hello()).add(site(3, 1), {0xa1}).add(site_against(2, 1, 3, 1, 0));
-  refused(later_base);
-  Message too_much_shared;  // more than the base has
-  too_much_shared.add(hello()).add(site(1, 2), {0xa1, 0xa2}).add(site_against(2, 3, 1, 2, 1));
+  Message shared_without_previous;  // the thread sent no stack before
+  shared_without_previous.add(hello()).add(site_against(1, 2, 1, 0), {0xa2});
+  refused(shared_without_previous);
+  Message too_much_shared;  // more than the previous stack has
+  too_much_shared.add(hello()).add(site(1, 2), {0xa1, 0xa2}).add(site_against(2, 3, 2, 1));
   refused(too_much_shared);
-  Message shared_without_base;
-  shared_without_base.add(hello()).add(site_against(1, 2, 0, 1, 0), {0xa2});
-  refused(shared_without_base);
-  Message twice;  // rewriting a stack would change the ones written against it
-  twice.add(hello()).add(site(1, 1), {0xa1}).add(site(1, 1), {0xa2});
-  refused(twice);
+  Message other_thread;  // the frames shared are the same thread's: thread 1 sent none
+  other_thread.add(hello()).add(site(1, 2), {0xa1, 0xa2});
+  auto theirs = tleak::testing::site_keyed(2, 2, 2, 1);
+  theirs.prefix = 1;
+  other_thread.add(theirs, {0xb2});
+  refused(other_thread);
   Message short_tail;  // announces three frames of its own, carries one
   short_tail.add(hello()).add(site(1, 3), {0xa1});
   refused(short_tail);
-  // A chain one longer than the protocol allows.
-  Message chain;
-  chain.add(hello()).add(site(1, 1), {0xa1});
-  for (std::uint32_t id = 2; id <= agent::kMaxSiteChain + 2; ++id) chain.add(site_against(id, 1, id - 1, 1, 0));
-  refused(chain);
-  Message longest;
-  longest.add(hello()).add(site(1, 1), {0xa1});
-  for (std::uint32_t id = 2; id <= agent::kMaxSiteChain + 1; ++id) longest.add(site_against(id, 1, id - 1, 1, 0));
+}
+
+// Each record is written against its thread's previous one, however long the run of them: the
+// parent keeps a stack against another only a bounded number of steps deep, and every one comes
+// back whole.
+TEST(AgentSource, ALongRunOfSitesWrittenAgainstEachOtherComesBackWhole) {
   AgentSource source;
-  source.consume(longest.bytes());
-  EXPECT_EQ(source.stack(SiteId(agent::kMaxSiteChain + 1)), (std::vector<std::uintptr_t>{0xa1}));
+  Message m;
+  m.add(hello()).add(site(1, 2), {0x1001, 0xa1});
+  constexpr std::uint32_t kSites = 3 * agent::kMaxSiteChain + 5;
+  for (std::uint32_t id = 2; id <= kSites; ++id) m.add(site_against(id, 2, 0, 1), {0x1000 + id});
+  source.consume(m.bytes());
+  for (std::uint32_t id = 1; id <= kSites; ++id) {
+    EXPECT_EQ(source.stack(SiteId(id)), (std::vector<std::uintptr_t>{0x1000 + id, 0xa1})) << id;
+  }
+}
+
+// The parent tells stacks apart: the same stack from two threads, under any slot, is one site; a
+// slot named again stands for its new stack from there on.
+TEST(AgentSource, EqualStacksAreOneSiteAndASlotNamedAgainIsItsNewStack) {
+  using tleak::testing::site_keyed;
+  AgentSource source;
+  Message m;
+  m.add(hello()).add(site_keyed(5, 1, 77, 0), {0xa1}).add(alloc(1, 0x1000, 16, 5, 0));
+  m.add(site_keyed(9, 1, 77, 1), {0xa1}).add(alloc(2, 0x2000, 32, 9, 1));
+  m.add(site_keyed(5, 1, 78, 0), {0xb1}).add(alloc(3, 0x3000, 64, 5, 0));
+  m.add(alloc(4, 0x4000, 128, 9, 1)).add(mark(1));
+  source.consume(m.bytes());
+  EXPECT_EQ(source.stack(SiteId(1)), (std::vector<std::uintptr_t>{0xa1}));
+  EXPECT_EQ(source.stack(SiteId(2)), (std::vector<std::uintptr_t>{0xb1}));
+  const Recording rec = source.finish();
+  ASSERT_GE(rec.sites.size(), 3u);
+  EXPECT_EQ(rec.sites[1].allocations, 3u);
+  EXPECT_EQ(rec.sites[1].live_bytes, 16 + 32 + 128);
+  EXPECT_EQ(rec.sites[2].allocations, 1u);
+  EXPECT_EQ(rec.sites[2].live_bytes, 64);
 }
 
 // Sizes come from outside: none past an address space, and no sum of live blocks either (the
@@ -242,24 +264,43 @@ TEST(AgentSource, AReachAnswerInPiecesTakesEachPieceAsBitmap) {
   EXPECT_EQ(rec.leaked.size(), kBlocks - 68u);
 }
 
-// Site 0 is where the agent puts stacks once its table is full: the source tells (a report's note
+// Stacks that come once every site is given go under site 0: the source tells (a report's note
 // says so), and the blocks are still counted.
 TEST(AgentSource, AllocationsOfTheOverflowSiteAreCountedAndTold) {
-  AgentSource source;
+  AgentSource source(/*max_sites=*/3);  // sites 1 and 2
   Message m;
-  m.add(hello()).add(site(1, 0)).add(alloc(1, 0x1000, 16, 1)).add(mark(1));
+  m.add(hello()).add(site(1, 1), {0xa1}).add(alloc(1, 0x1000, 16, 1));
+  m.add(site(2, 1), {0xa2}).add(alloc(2, 0x2000, 32, 2)).add(mark(1));
   source.consume(m.bytes());
   EXPECT_FALSE(source.stacks_overflowed());
-  source.consume(Message().add(alloc(2, 0x2000, 32, 0)).add(mark(2)).bytes());
+  source.consume(Message().add(site(3, 1), {0xa3}).add(alloc(3, 0x3000, 64, 3)).add(mark(2)).bytes());
   EXPECT_TRUE(source.stacks_overflowed());
-  EXPECT_EQ(source.live_bytes(), 48);
+  EXPECT_EQ(source.live_bytes(), 112);
+  EXPECT_TRUE(source.stack(SiteId(0)).empty());
+  const Recording rec = source.finish();
+  EXPECT_EQ(rec.sites[0].live_bytes, 64);
 }
 
-TEST(AgentSource, SiteIdsBeyondTheAgentsTableAreRefused) {
-  AgentSource source;
-  source.consume(Message().add(hello()).bytes());
-  EXPECT_THROW(source.consume(Message().add(alloc(1, 0x1000, 8, agent::kMaxSites)).bytes()), StreamError);
-  EXPECT_THROW(source.consume(Message().add(site(0xffffffffu, 1), {0x401000}).bytes()), StreamError);
+TEST(AgentSource, StackSlotsAndThreadsOutOfRangeAreRefused) {
+  const auto refused = [](Message& m) {
+    AgentSource source;
+    EXPECT_THROW(source.consume(m.bytes()), StreamError);
+  };
+  Message slot_past;
+  slot_past.add(hello()).add(site(agent::kStackSlots, 1), {0x401000});
+  refused(slot_past);
+  Message thread_past;
+  thread_past.add(hello()).add(tleak::testing::site_keyed(1, 1, 1, agent::kMaxThreadBuffers), {0x401000});
+  refused(thread_past);
+  Message never_named;  // an allocation from a slot no site record named
+  never_named.add(hello()).add(site(1, 1), {0x401000}).add(alloc(1, 0x1000, 8, 2));
+  refused(never_named);
+  Message other_thread;  // thread 0 named slot 1; thread 1 did not
+  other_thread.add(hello()).add(site(1, 1), {0x401000}).add(alloc(1, 0x1000, 8, 1, 1));
+  refused(other_thread);
+  Message alloc_slot_past;
+  alloc_slot_past.add(hello()).add(site(1, 1), {0x401000}).add(alloc(1, 0x1000, 8, agent::kStackSlots));
+  refused(alloc_slot_past);
 }
 
 TEST(AgentSource, MalformedRecordsAreRefused) {

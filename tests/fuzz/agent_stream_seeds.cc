@@ -55,8 +55,8 @@ std::vector<std::uint8_t> whole_run(bool with_python, bool with_exec) {
   Message sites;
   sites.add(site(1, 2), {0x401000, 0x402000});
   sites.add(site(2, 2), {0x401100, with_python ? (agent::kPythonFrameBit | 1) : 0x402100});
-  // Written against site 2: its own innermost frame, site 2's outermost.
-  sites.add(site_against(3, 2, 2, 0, 1), {0x401200});
+  // Written against the previous record (site 2): its own innermost frame, site 2's outermost.
+  sites.add(site_against(3, 2, 0, 1), {0x401200});
   tleak::fuzz::append_message(out, bytes_of(sites));
   std::uint64_t ns = 1000, sequence = 0;
   for (std::uint64_t i = 0; i < 3; ++i) {

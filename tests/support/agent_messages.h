@@ -49,32 +49,42 @@ inline agent::HelloRecord hello() {
   return h;
 }
 
-inline agent::SiteRecord site(std::uint32_t id, std::uint32_t depth) {
+// A stack for `thread`'s cache slot `slot`, told apart from others by `key` (the agent's hash of
+// its frames; here any number, as long as equal stacks get equal ones).
+inline agent::SiteRecord site_keyed(std::uint32_t slot, std::uint32_t depth, std::uint64_t key, std::uint32_t thread = 0) {
   agent::SiteRecord s{};
   s.header.kind = agent::RecordKind::kSite;
-  s.site = id;
+  s.thread = thread;
+  s.slot = slot;
+  s.key_a = key * 0x9e3779b97f4a7c15ull | 1;
+  s.key_b = key;
   s.depth = depth;
   return s;
 }
 
-// A site whose first `prefix` and last `suffix` frames are those of site `base` (the record's
-// tail then holds only the depth - prefix - suffix frames in between).
-inline agent::SiteRecord site_against(std::uint32_t id, std::uint32_t depth, std::uint32_t base, std::uint16_t prefix,
-                                      std::uint16_t suffix) {
-  agent::SiteRecord s = site(id, depth);
-  s.base = base;
+// A stack of its own for thread 0's slot `slot` (its key: the slot's number). Sites are numbered
+// from 1 in the order their stacks first came, so slots defined 1, 2, 3... are sites 1, 2, 3...
+inline agent::SiteRecord site(std::uint32_t slot, std::uint32_t depth) { return site_keyed(slot, depth, slot); }
+
+// Like site(), with its first `prefix` and last `suffix` frames those of the thread's previous site
+// record (the record's tail then holds only the depth - prefix - suffix frames in between).
+inline agent::SiteRecord site_against(std::uint32_t slot, std::uint32_t depth, std::uint16_t prefix, std::uint16_t suffix) {
+  agent::SiteRecord s = site(slot, depth);
   s.prefix = prefix;
   s.suffix = suffix;
   return s;
 }
 
-inline agent::AllocRecord alloc(std::uint64_t ns, std::uint64_t address, std::uint64_t size, std::uint32_t site_id) {
+// An allocation from the stack `thread`'s cache slot `slot` stands for.
+inline agent::AllocRecord alloc(std::uint64_t ns, std::uint64_t address, std::uint64_t size, std::uint32_t slot,
+                                std::uint32_t thread = 0) {
   agent::AllocRecord a{};
   a.header.kind = agent::RecordKind::kAlloc;
   a.ns = ns;
   a.address = address;
   a.size = size;
-  a.site = site_id;
+  a.slot = slot;
+  a.thread = thread;
   return a;
 }
 

@@ -20,6 +20,8 @@ constexpr std::uint64_t kMaxAddressSpace = std::uint64_t{1} << 56;
 
 // How far ahead of the record being decoded a message's lines are asked for.
 constexpr std::size_t kReadAhead = 1024;
+// How far ahead site records' keys are (a few site records of a stack new to the thread).
+constexpr std::size_t kKeysAhead = 768;
 
 template <class T>
 T read_as(const unsigned char* at) {
@@ -36,7 +38,7 @@ std::string string_at(const unsigned char* at, std::uint32_t bytes) {
 
 }  // namespace
 
-AgentSource::AgentSource() { reset(); }
+AgentSource::AgentSource(std::uint32_t max_sites) : max_sites_(max_sites) { reset(); }
 
 void AgentSource::reset() {
   // No uses are reported from a program: nothing is dead before its free.
@@ -55,6 +57,10 @@ void AgentSource::reset() {
   // are ever touched.
   pending_.reserve(kPendingReserve);
   live_.clear();
+  next_site_ = 1;
+  site_keys_.clear();
+  slot_sites_.clear();
+  last_stacks_.clear();
   site_spans_.clear();
   empty_stack_sites_.clear();
   frame_chunks_.clear();
@@ -78,10 +84,27 @@ void AgentSource::consume(std::span<const unsigned char> message) {
   }
   std::size_t at = 0;
   std::size_t asked = 0;  // lines up to here asked for
+  std::size_t keys_asked = 0;  // records up to here whose stack key's slot was asked for
   while (at < message.size()) {
     // A message slot was written on the program's core, and each of its lines is fetched from
     // there: asked for a few lines ahead, not one record at a time.
     for (; asked < message.size() && asked < at + kReadAhead; asked += 64) __builtin_prefetch(message.data() + asked);
+    // The slots of the site records' keys a few records ahead, likewise: a stack new to the
+    // program (most site records) finds its slot in a table of tens of megabytes, and looked up one
+    // at a time each waited for memory (two thirds of a site record's time, importing PyTorch).
+    // Only the headers are read here; the loop below checks them.
+    while (keys_asked < message.size() && keys_asked < at + kKeysAhead &&
+           message.size() - keys_asked >= sizeof(agent::SiteRecord)) {
+      const auto ahead = read_as<RecordHeader>(message.data() + keys_asked);
+      if (ahead.size < sizeof(RecordHeader) || ahead.size % 8 != 0 || ahead.kind == RecordKind::kReach) {
+        keys_asked = message.size();
+        break;
+      }
+      if (ahead.kind == RecordKind::kSite) {
+        site_keys_.prefetch(read_as<std::uint64_t>(message.data() + keys_asked + offsetof(agent::SiteRecord, key_a)));
+      }
+      keys_asked += ahead.size;
+    }
     if (message.size() - at < sizeof(RecordHeader)) throw StreamError("truncated record header");
     const auto header = read_as<RecordHeader>(message.data() + at);
     if (header.kind == RecordKind::kReach) {
@@ -162,35 +185,9 @@ void AgentSource::record(const unsigned char* at, std::uint32_t size) {
       if (s.depth > agent::kMaxFrames || shared > s.depth) throw StreamError("site record with an impossible depth");
       const std::uint32_t middle = s.depth - static_cast<std::uint32_t>(shared);
       if (sizeof(agent::SiteRecord) + std::uint64_t{middle} * 8 > size) throw StreamError("site record shorter than its frames");
-      if (s.site >= agent::kMaxSites) throw StreamError("site id " + std::to_string(s.site) + " out of range");
-      if (site_spans_.size() <= s.site) site_spans_.resize(s.site + 1);
-      // Once per site: a stack rewritten under sites written against it would lengthen their chains.
-      if (site_spans_[s.site].middle != nullptr) throw StreamError("site " + std::to_string(s.site) + " sent twice");
-      StackSpan span;
-      span.depth = static_cast<std::uint8_t>(s.depth);
-      if (s.base != 0) {
-        // Written against a site sent before it, whose frames it shares at either end.
-        if (s.base >= s.site || site_spans_[s.base].middle == nullptr) throw StreamError("site record against an unknown site");
-        const StackSpan& base = site_spans_[s.base];
-        if (shared > base.depth) throw StreamError("site record shares more frames than its base has");
-        if (base.chain >= agent::kMaxSiteChain) throw StreamError("site records written against each other too deep");
-        span.base = s.base;
-        span.prefix = static_cast<std::uint8_t>(s.prefix);
-        span.suffix = static_cast<std::uint8_t>(s.suffix);
-        span.chain = static_cast<std::uint8_t>(base.chain + 1);
-      } else if (shared != 0) {
-        throw StreamError("site record shares frames with no base");
-      }
-      if (frame_chunks_.empty() || chunk_used_ + middle > kFrameChunkWords) {
-        frame_chunks_.push_back(std::make_unique_for_overwrite<std::uintptr_t[]>(kFrameChunkWords));
-        chunk_used_ = 0;
-      }
-      std::uintptr_t* first = frame_chunks_.back().get() + chunk_used_;
-      std::memcpy(first, at + sizeof(agent::SiteRecord), std::size_t{middle} * 8);
-      chunk_used_ += middle;
-      span.middle = first;
-      site_spans_[s.site] = span;
-      if (s.depth == 0 && s.site != kUnknownStackSite) empty_stack_sites_.push_back(s.site);
+      if (s.thread >= agent::kMaxThreadBuffers) throw StreamError("site record of thread " + std::to_string(s.thread) + ", out of range");
+      if (s.slot >= agent::kStackSlots) throw StreamError("stack slot " + std::to_string(s.slot) + " out of range");
+      define_stack(s, at + sizeof(agent::SiteRecord));
       return;
     }
     case RecordKind::kPythonFrame: {
@@ -214,14 +211,21 @@ void AgentSource::record(const unsigned char* at, std::uint32_t size) {
     // a load spanned two of the copy's stores: two thirds of this function's time).
     case RecordKind::kAlloc: {
       need(sizeof(agent::AllocRecord));
-      const auto site = read_as<std::uint32_t>(at + offsetof(agent::AllocRecord, site));
+      const auto slot = read_as<std::uint32_t>(at + offsetof(agent::AllocRecord, slot));
+      const auto thread = read_as<std::uint32_t>(at + offsetof(agent::AllocRecord, thread));
       const auto bytes = read_as<std::uint64_t>(at + offsetof(agent::AllocRecord, size));
-      if (site >= agent::kMaxSites) throw StreamError("site id " + std::to_string(site) + " out of range");
+      // The thread's slot for the allocation's stack, named by a site record of the thread before.
+      const std::uint64_t index = std::uint64_t{thread} * agent::kStackSlots + slot;
+      if (slot >= agent::kStackSlots || index >= slot_sites_.size() || slot_sites_[index] == kNoSite) {
+        throw StreamError("allocation from stack slot " + std::to_string(slot) + " of thread " + std::to_string(thread) +
+                          ", which no site record named");
+      }
+      const std::uint32_t site = slot_sites_[index];
       if (bytes > kMaxAddressSpace) throw StreamError("allocation of " + std::to_string(bytes) + " bytes, past any address space");
       add_pending({read_as<std::uint64_t>(at + offsetof(agent::AllocRecord, ns)),
                    read_as<std::uint64_t>(at + offsetof(agent::AllocRecord, address)), bytes, site, false});
       if (site == kUnknownStackSite) stacks_overflowed_ = true;
-      allocating_threads_ |= std::uint64_t{1} << (read_as<std::uint32_t>(at + offsetof(agent::AllocRecord, thread)) % 64);
+      allocating_threads_ |= std::uint64_t{1} << (thread % 64);
       // An upper bound for the budget guard: it need not grow past any address space either.
       if (pending_allocated_ < static_cast<std::int64_t>(kMaxAddressSpace)) pending_allocated_ += static_cast<std::int64_t>(bytes);
       return;
@@ -245,6 +249,55 @@ void AgentSource::record(const unsigned char* at, std::uint32_t size) {
       break;
   }
   throw StreamError("unknown record kind " + std::to_string(static_cast<unsigned>(kind)));
+}
+
+void AgentSource::define_stack(const agent::SiteRecord& s, const unsigned char* middle_words) {
+  if (s.thread >= last_stacks_.size()) {
+    last_stacks_.resize(s.thread + 1);
+    slot_sites_.resize(std::size_t{s.thread + 1} * agent::kStackSlots, kNoSite);
+  }
+  LastStack& last = last_stacks_[s.thread];
+  const std::uint32_t middle = s.depth - s.prefix - s.suffix;
+  if (std::size_t{s.prefix} + s.suffix > last.frames.size()) {
+    throw StreamError("site record shares more frames than its thread's previous one has");
+  }
+  // The stack in full: the shared frames from the thread's previous one, the rest from the record.
+  std::uintptr_t frames[agent::kMaxFrames];
+  std::copy_n(last.frames.begin(), s.prefix, frames);
+  std::memcpy(frames + s.prefix, middle_words, std::size_t{middle} * 8);
+  std::copy_n(last.frames.end() - s.suffix, s.suffix, frames + s.prefix + middle);
+  std::uint32_t site = site_keys_.find(s.key_a, s.key_b);
+  if (site == 0 && next_site_ < max_sites_) {
+    // A stack no thread sent before: a site of its own. Its frames are kept against the previous
+    // record's site where they share some, unless that chain is already as long as allowed.
+    site = next_site_++;
+    site_keys_.insert(s.key_a, s.key_b, site);
+    if (site_spans_.size() <= site) site_spans_.resize(site + 1);
+    StackSpan span;
+    span.depth = static_cast<std::uint8_t>(s.depth);
+    const bool against = s.prefix + s.suffix > 0 && last.site != kUnknownStackSite &&
+                         site_spans_[last.site].chain < agent::kMaxSiteChain;
+    const std::uint32_t own = against ? middle : s.depth;
+    if (against) {
+      span.base = last.site;
+      span.prefix = static_cast<std::uint8_t>(s.prefix);
+      span.suffix = static_cast<std::uint8_t>(s.suffix);
+      span.chain = static_cast<std::uint8_t>(site_spans_[last.site].chain + 1);
+    }
+    if (frame_chunks_.empty() || chunk_used_ + own > kFrameChunkWords) {
+      frame_chunks_.push_back(std::make_unique_for_overwrite<std::uintptr_t[]>(kFrameChunkWords));
+      chunk_used_ = 0;
+    }
+    std::uintptr_t* first = frame_chunks_.back().get() + chunk_used_;
+    std::memcpy(first, against ? frames + s.prefix : frames, std::size_t{own} * 8);
+    chunk_used_ += own;
+    span.middle = first;
+    site_spans_[site] = span;
+    if (s.depth == 0) empty_stack_sites_.push_back(site);
+  }
+  slot_sites_[std::size_t{s.thread} * agent::kStackSlots + s.slot] = site;
+  last.frames.assign(frames, frames + s.depth);
+  last.site = site;
 }
 
 void AgentSource::apply_free(std::uint64_t address) {

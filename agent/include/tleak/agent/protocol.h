@@ -1,4 +1,4 @@
-// The stream the LD_PRELOAD agent sends to the `tleak` parent, version 5 (kProtocolVersion).
+// The stream the LD_PRELOAD agent sends to the `tleak` parent, version 6 (kProtocolVersion).
 //
 // The agent writes records into per-thread buffers and sends each buffer as one message on a
 // SOCK_SEQPACKET socket, so a message is never interleaved with another thread's. (A buffer's
@@ -21,19 +21,26 @@
 namespace tleak::agent {
 
 inline constexpr std::uint32_t kProtocolMagic = 0x6b61656c;  // "leak"
-inline constexpr std::uint32_t kProtocolVersion = 5;  // 4: kPythonGapBit; 5: message slots (kSlot)
+// 4: kPythonGapBit; 5: message slots (kSlot); 6: stacks named by their thread's cache slot, interned
+// by the parent (SiteRecord)
+inline constexpr std::uint32_t kProtocolVersion = 6;
 inline constexpr std::uint32_t kMaxMessageBytes = 64 * 1024;
 inline constexpr std::uint32_t kMaxFrames = 64;
 // An allocation made with less of its thread's stack left than this below malloc's frame is sent
 // without its stack (the agent's stack_room.h): libunwind's walk took up to 6.1 KiB there, and 2 KiB
 // more covers another build's frames and a Python thread's walk.
 inline constexpr std::uint64_t kUnwindStackRoom = 8 * 1024;
-// Site ids are dense, from 1; the agent's table holds fewer than this many.
+// Site ids are dense, from 1: the parent gives a distinct stack one, fewer than this many (past
+// them, every new stack comes under site 0, which has no frames).
 inline constexpr std::uint32_t kMaxSites = 1u << 21;
+// Each thread names the stacks of its allocations by a slot of its own cache of stacks: a
+// SiteRecord says which stack a slot stands for from there on in that thread's records.
+inline constexpr std::uint32_t kStackSlots = 1024;
 // Thread buffers the agent keeps (one for each thread alive at once that allocates).
 inline constexpr std::uint32_t kMaxThreadBuffers = 4096;
-// A site record written against another (SiteRecord::base) names one that is itself written
-// against at most this many others: the parent rebuilds a stack in a bounded number of steps.
+// The parent keeps a stack written against another (its frames shared with that one's) only when
+// that one is written against at most this many others: it rebuilds a stack in a bounded number of
+// steps.
 inline constexpr std::uint32_t kMaxSiteChain = 16;
 inline constexpr std::uint32_t kMaxNameBytes = 256;
 
@@ -96,17 +103,23 @@ struct ModuleRecord {
   // followed by the build id bytes, then the path, padded to 8
 };
 
-// A new site's stack, written against the previous new site of the same thread when they share
-// frames at either end: importing a library makes hundreds of thousands of stacks that differ from
-// the one before in a few frames (each static initializer's own call site), so sending and keeping
-// only those is most of the stream and of the parent's memory.
+// A stack that missed its thread's cache: from here on in this thread's records, its cache slot
+// `slot` stands for this stack (until another SiteRecord of the thread names the slot again). The
+// parent, not the agent, tells stacks apart, by `key` (a hash of the frames that equal stacks share
+// in every thread): a table of every distinct stack in the program's process was, for a program of
+// hundreds of thousands of them, a cache and TLB miss at each new one (importing PyTorch: 686,000,
+// about 120 ms of the program's time). The frames are written against the thread's previous site
+// record when they share frames at either end: importing a library makes hundreds of thousands of
+// stacks that differ from the one before in a few frames (each static initializer's own call site).
 struct SiteRecord {
   RecordHeader header;
-  std::uint32_t site;
+  std::uint32_t thread;  // the thread's buffer (AllocRecord::thread)
+  std::uint32_t slot;    // < kStackSlots
+  std::uint64_t key_a;   // the stack's hash (128 bits): equal stacks, equal keys
+  std::uint64_t key_b;
   std::uint32_t depth;   // frames of the stack
-  std::uint32_t base;    // 0, or an earlier site of this thread's records the stack shares frames with
-  std::uint16_t prefix;  // the stack's first (innermost) `prefix` frames are the base's first
-  std::uint16_t suffix;  // its last (outermost) `suffix` frames are the base's last
+  std::uint16_t prefix;  // the stack's first (innermost) `prefix` frames are the previous record's first
+  std::uint16_t suffix;  // its last (outermost) `suffix` frames are the previous record's last
   // followed by depth - prefix - suffix frame words, the ones in between, innermost first: return
   // addresses, or kPythonFrameBit | a Python frame id
 };
@@ -134,8 +147,8 @@ struct AllocRecord {
   std::uint64_t ns;
   std::uint64_t address;
   std::uint64_t size;
-  std::uint32_t site;
-  std::uint32_t thread;
+  std::uint32_t slot;    // the thread's cache slot of the allocation's stack (SiteRecord)
+  std::uint32_t thread;  // the thread's buffer
 };
 
 struct FreeRecord {

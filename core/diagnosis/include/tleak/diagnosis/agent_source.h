@@ -13,8 +13,10 @@
 #include <unordered_map>
 #include <vector>
 
+#include "tleak/agent/protocol.h"
 #include "tleak/diagnosis/live_table.h"
 #include "tleak/diagnosis/recorder.h"
+#include "tleak/diagnosis/stack_keys.h"
 #include "tleak/symbolizer.h"
 
 namespace tleak::diagnosis {
@@ -26,7 +28,9 @@ class StreamError : public std::runtime_error {
 
 class AgentSource {
  public:
-  AgentSource();
+  // `max_sites`: distinct stacks given a site of their own; past them, new stacks come under one
+  // site with no frames (stacks_overflowed()).
+  explicit AgentSource(std::uint32_t max_sites = agent::kMaxSites);
 
   // One message from the agent. Throws StreamError on anything malformed.
   void consume(std::span<const unsigned char> message);
@@ -57,7 +61,7 @@ class AgentSource {
   // sample. A busy program's 100 ms epoch is millions of records, whose pages are first touched
   // (and, on a virtual machine, slowly zeroed) and read back from memory when ordered.
   bool wants_flush() const { return pending_.size() >= kFlushRecords; }
-  // Whether the agent's table of distinct stacks filled up (agent::kMaxSites): allocations from
+  // Whether the distinct stacks filled every site there is (agent::kMaxSites): allocations from
   // stacks first seen after that came under one site without frames.
   bool stacks_overflowed() const { return stacks_overflowed_; }
   // The sites the agent sent with no frames: allocations made with too little of the thread's
@@ -139,8 +143,22 @@ class AgentSource {
   std::int64_t live_bytes_ = 0;
   std::int64_t pending_allocated_ = 0;
   std::uint64_t allocating_threads_ = 0;  // a bit per thread buffer (modulo 64)
-  // The site the agent gives stacks it has no room left to intern (SiteTable::kOverflowSite).
+  // The site of stacks that came after every site was given (never sent: no frames).
   static constexpr std::uint32_t kUnknownStackSite = 0;
+  std::uint32_t max_sites_;
+  std::uint32_t next_site_ = 1;
+  StackKeys site_keys_;
+  // What each thread's stack slots stand for (agent::SiteRecord): slot_sites_[thread *
+  // kStackSlots + slot], kNoSite where the thread named none. Grown to the highest thread seen.
+  static constexpr std::uint32_t kNoSite = ~std::uint32_t{0};
+  std::vector<std::uint32_t> slot_sites_;
+  // Each thread's previous site record, which the next is written against: its frames and site.
+  struct LastStack {
+    std::vector<std::uintptr_t> frames;
+    std::uint32_t site = kUnknownStackSite;
+  };
+  std::vector<LastStack> last_stacks_;  // by thread
+  void define_stack(const agent::SiteRecord& s, const unsigned char* middle);
   bool stacks_overflowed_ = false;
   static constexpr std::size_t kPendingReserve = std::size_t{1} << 20;
   static constexpr std::size_t kFlushRecords = std::size_t{1} << 16;  // 2 MiB of Pending
@@ -148,7 +166,7 @@ class AgentSource {
   std::vector<std::size_t> run_begins_;  // of pending_'s maximal sorted runs
   LiveTable<Live> live_;
   // Each site's frames as the agent sent them (agent::SiteRecord): the ones it does not share
-  // with its base site, end to end in chunks that never move (a program can send a million sites:
+  // with its base site (the site of the thread's previous site record), end to end in chunks that never move (a program can send a million sites:
   // one allocation each, or one vector that grows by copying, would cost more than the frames).
   struct StackSpan {
     const std::uintptr_t* middle = nullptr;  // null: no such site was sent

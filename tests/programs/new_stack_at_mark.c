@@ -1,9 +1,8 @@
-/* The agent writes an allocation from a stack its thread has not met before only before that
- * thread's next record, or when another thread's fence sends the buffer: here, a worker allocates
- * 100 bytes from a new stack (line FIRST) and waits while the main thread marks an iteration, then
- * allocates from the same stack again; then it allocates 200 bytes from another new stack (line
- * SECOND) and frees 20 blocks of 32 bytes it allocated before (line EARLY), more than wait behind
- * a deferred allocation, then everything else.
+/* A worker allocates 100 bytes from a stack new to its thread (line FIRST: a site record, then the
+ * allocation) and waits while the main thread marks an iteration, which sends the worker's buffer;
+ * then it allocates from the same stack again (its thread's cache names it now); then it allocates
+ * 200 bytes from another new stack (line SECOND) and frees 20 blocks of 32 bytes it allocated
+ * before (line EARLY), then everything else.
  * Expected: at the mark, 100 bytes live at FIRST and 640 at EARLY; FIRST one site of 2
  * allocations, peak 200; SECOND 1, EARLY 20; everything freed. */
 #include <pthread.h>
