@@ -469,7 +469,7 @@ Report run_program(const ProgramOptions& o) {
   }
   if (source.stacks_overflowed()) {
     report.notes.push_back("the program made more than " + std::to_string(agent::kMaxSites - 1) +
-                           " distinct allocation stacks, all the agent has room for: allocations from stacks first "
+                           " distinct allocation stacks, all tleak gives a site of their own: allocations from stacks first "
                            "seen after that are counted together in one site without a stack ('(no stack recorded)')");
   }
   if (!others.empty()) report.notes.push_back(others);
