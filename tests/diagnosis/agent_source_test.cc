@@ -232,6 +232,37 @@ TEST(AgentSource, RecordsAfterTheExitScansAnswerAreLeftOut) {
   EXPECT_EQ(rec.frees, 0u);
 }
 
+// The agent records no block at address 0 (free(NULL) and failed allocations pass through), and
+// 0 marks an empty slot of the live table: a record naming it is refused.
+TEST(AgentSource, ABlockAtAddressZeroIsRefused) {
+  {
+    AgentSource source;
+    Message m;
+    m.add(hello()).add(site(1, 0)).add(alloc(1, 0x1000, 16, 1)).add(free_of(2, 0));
+    EXPECT_THROW(source.consume(m.bytes()), StreamError);
+  }
+  {
+    AgentSource source;
+    Message m;
+    m.add(hello()).add(site(1, 0)).add(alloc(1, 0, 16, 1));
+    EXPECT_THROW(source.consume(m.bytes()), StreamError);
+  }
+}
+
+// A reachability answer before tleak sent its live list answers nothing: refused (the fuzzer's
+// answer to no list had been taken for one to an empty list, and the blocks judged later by bits
+// past its end).
+TEST(AgentSource, AReachAnswerBeforeTheLiveListIsRefused) {
+  AgentSource source;
+  Message m;
+  m.add(hello()).add(site(1, 0)).add(alloc(1, 0x1000, 16, 1));
+  agent::ReachRecord reach{};
+  reach.header = {agent::RecordKind::kReach, 0, static_cast<std::uint32_t>(sizeof reach)};
+  reach.blocks = 0;
+  m.add(reach);
+  EXPECT_THROW(source.consume(m.bytes()), StreamError);
+}
+
 // A reachability answer longer than one message goes on in raw pieces of its bitmap: while it
 // continues, a piece is bitmap whatever its first bytes read as (the session then reads no
 // message as a SlotRecord: a last piece of 16 bytes could begin like one).

@@ -68,6 +68,7 @@ void AgentSource::reset() {
   python_frames_.clear();
   modules_.clear();
   sent_list_.clear();
+  list_sent_ = false;
   reach_bytes_.clear();
 }
 
@@ -111,6 +112,9 @@ void AgentSource::consume(std::span<const unsigned char> message) {
       // May continue over the following messages.
       if (message.size() - at < sizeof(agent::ReachRecord)) throw StreamError("truncated reachability record");
       const auto reach = read_as<agent::ReachRecord>(message.data() + at);
+      // An answer comes only to the live list tleak sent (the fuzzer's answer to no list, read as
+      // one to an empty list, judged blocks by bits that were never sent).
+      if (!list_sent_) throw StreamError("reachability answer before tleak sent its live list");
       if (reach.blocks != sent_list_.size() / 2) throw StreamError("reachability answer for another list");
       reach_expected_ = (reach.blocks + 63) / 64 * 8;
       reach_root_bytes_ = reach.roots_bytes;
@@ -222,6 +226,8 @@ void AgentSource::record(const unsigned char* at, std::uint32_t size) {
       }
       const std::uint32_t site = slot_sites_[index];
       if (bytes > kMaxAddressSpace) throw StreamError("allocation of " + std::to_string(bytes) + " bytes, past any address space");
+      // The agent records no null block; the live table keeps 0 for an empty slot.
+      if (read_as<std::uint64_t>(at + offsetof(agent::AllocRecord, address)) == 0) throw StreamError("allocation at address 0");
       add_pending({read_as<std::uint64_t>(at + offsetof(agent::AllocRecord, ns)),
                    read_as<std::uint64_t>(at + offsetof(agent::AllocRecord, address)), bytes, site, false});
       if (site == kUnknownStackSite) stacks_overflowed_ = true;
@@ -232,6 +238,9 @@ void AgentSource::record(const unsigned char* at, std::uint32_t size) {
     }
     case RecordKind::kFree: {
       need(sizeof(agent::FreeRecord));
+      // A free of address 0 had found the live table's first empty slot and taken it: the count of
+      // live blocks wrapped (found by the fuzzer).
+      if (read_as<std::uint64_t>(at + offsetof(agent::FreeRecord, address)) == 0) throw StreamError("free of address 0");
       add_pending({read_as<std::uint64_t>(at + offsetof(agent::FreeRecord, ns)),
                    read_as<std::uint64_t>(at + offsetof(agent::FreeRecord, address)), 0, 0, true});
       return;
@@ -414,6 +423,7 @@ std::vector<std::uint64_t> AgentSource::live_list() const {
     pairs.push_back(size);
   }
   sent_list_ = pairs;
+  list_sent_ = true;
   return pairs;
 }
 

@@ -189,6 +189,7 @@ class AgentSource {
   bool exit_requested_ = false;
   // The reach answer: the list the agent was sent, and the bitmap as it arrives.
   mutable std::vector<std::uint64_t> sent_list_;
+  mutable bool list_sent_ = false;
   std::vector<unsigned char> reach_bytes_;
   std::uint64_t reach_expected_ = 0;
   bool reach_started_ = false, reach_complete_ = false;
