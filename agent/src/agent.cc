@@ -393,6 +393,7 @@ std::uint32_t with_python_frames(ThreadBuffer* buffer, const std::uintptr_t* nat
 }
 
 void write_python_frame(ThreadBuffer* buffer, const NewPythonFrame& f) {
+  step_profile::count(step_profile::kPythonFrameRecords);
   PythonDescription& d = buffer->description;
   python_describe(f.frame, &d);
   const char* file = d.file;
@@ -490,12 +491,14 @@ void recording::record_captured_alloc(ThreadBuffer* buffer, const void* address,
     SiteCacheEntry& cached = buffer->cache[slot];
     const bool known = cached.key == key;
     buffer->lock.lock_as_owner();
-    step_profile::lap(step_profile::kIntern, &lap);
+    step_profile::lap(step_profile::kLock, &lap);
     for (int i = 0; i < fresh_count; ++i) write_python_frame(buffer, fresh[i]);
     if (!known) {
       write_site(buffer, slot, key, words, d);
       cached.key = key;
+      step_profile::count(step_profile::kSiteRecords);
     }
+    step_profile::count(step_profile::kAllocRecords);
     const std::uint64_t ns = stamp();
     auto* record = reinterpret_cast<AllocRecord*>(buffer->reserve(sizeof(AllocRecord)));
     *record = {{RecordKind::kAlloc, 0, sizeof(AllocRecord)}, ns, reinterpret_cast<std::uint64_t>(address), size,

@@ -1,6 +1,5 @@
 #include "site_table.h"
 
-
 #include <bit>
 
 #include "agent_memory.h"
@@ -18,20 +17,14 @@ std::uint64_t mix(std::uint64_t h) {
   return h;
 }
 
-// Past 2 MiB of slots (a program past 98,000 stacks, on its way to hundreds of thousands: importing
-// PyTorch makes 686,000) the table grows eightfold instead of doubling: each growth re-inserts
-// every slot into fresh pages the kernel zeroes, and doubling from there on was most of the time
-// the PyTorch loop spent interning (ten to sixty of its 110-175 ms, in the profile build). Smaller
-// programs grow as before and keep their small table.
-constexpr std::uint64_t kEightfoldFrom = std::uint64_t{1} << 17;
 
 }  // namespace
 
 bool SiteTable::init() {
   auto* slots = static_cast<Slot*>(map_pages(kFirstSlots * sizeof(Slot)));
   if (slots == nullptr) return false;
-  capacity_.store(kFirstSlots, std::memory_order_relaxed);
-  slots_.store(slots, std::memory_order_relaxed);
+  capacity_ = kFirstSlots;
+  slots_ = slots;
   return true;
 }
 
@@ -69,21 +62,17 @@ SiteTable::Slot* SiteTable::find(Slot* slots, std::uint64_t capacity, const Stac
 }
 
 bool SiteTable::grow() {
-  Slot* const old_slots = slots_.load(std::memory_order_relaxed);
-  const std::uint64_t old_capacity = capacity_.load(std::memory_order_relaxed);
-  const std::uint64_t wanted = old_capacity >= kEightfoldFrom ? old_capacity * 8 : old_capacity * 2;
-  const std::uint64_t capacity = wanted < kMaxSlots ? wanted : kMaxSlots;
-  if (capacity <= old_capacity) return false;
+  Slot* const old_slots = slots_;
+  const std::uint64_t old_capacity = capacity_;
+  const std::uint64_t capacity = old_capacity * 2;
+  if (capacity > kMaxSlots) return false;
   auto* slots = static_cast<Slot*>(map_pages(capacity * sizeof(Slot)));
   if (slots == nullptr) return false;
-  // No huge pages (MADV_HUGEPAGE): each of them was a 2 MiB page to find, compacting memory while
-  // the program waited if none was free, which made the PyTorch loop's interning take from 113 to
-  // 175 ms from run to run; in small pages it takes 116-119.
   for (std::uint64_t i = 0; i < old_capacity; ++i) {
     if (old_slots[i].site != 0) *find(slots, capacity, {old_slots[i].a, old_slots[i].b}) = old_slots[i];
   }
-  slots_.store(slots, std::memory_order_relaxed);
-  capacity_.store(capacity, std::memory_order_relaxed);
+  slots_ = slots;
+  capacity_ = capacity;
   unmap_pages(old_slots, old_capacity * sizeof(Slot));
   return true;
 }
@@ -91,7 +80,7 @@ bool SiteTable::grow() {
 std::uint32_t SiteTable::intern(const StackKey& key, bool* is_new) {
   *is_new = false;
   lock_.lock();
-  Slot* slot = find(slots_.load(std::memory_order_relaxed), capacity_.load(std::memory_order_relaxed), key);
+  Slot* slot = find(slots_, capacity_, key);
   if (slot->site != 0) {
     const std::uint32_t site = slot->site;
     lock_.unlock();
@@ -99,11 +88,11 @@ std::uint32_t SiteTable::intern(const StackKey& key, bool* is_new) {
   }
   // Three quarters full: double first (a table that cannot grow takes no more sites).
   if (next_site_ >= kMaxSites ||
-      (std::uint64_t{next_site_} * 4 >= capacity_.load(std::memory_order_relaxed) * 3 && !grow())) {
+      (std::uint64_t{next_site_} * 4 >= capacity_ * 3 && !grow())) {
     lock_.unlock();
     return kOverflowSite;
   }
-  slot = find(slots_.load(std::memory_order_relaxed), capacity_.load(std::memory_order_relaxed), key);
+  slot = find(slots_, capacity_, key);
   slot->a = key.a;
   slot->b = static_cast<std::uint32_t>(key.b);
   slot->site = next_site_++;

@@ -3,13 +3,12 @@
 // and the code's file and name objects); stacks it only hashes (key()), and the parent tells them
 // apart (agent::SiteRecord). A key is a hash of the words, 96 bits of which the table keeps (two
 // that differ collide with probability about n^2 / 2^97: for a million, 10^-17), and no words. The
-// slots start small and double when three quarters full (eightfold past 2 MiB: site_table.cc), in
-// pages of their own (never malloc).
+// slots start small (32,768: the PyTorch loop's 7,500 Python frames fit) and double when three
+// quarters full, in pages of their own (never malloc).
 // Threads look ids up first in their own cache (ThreadBuffer); this table is only consulted,
 // under its lock, on a miss.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 
 #include "tleak/agent/protocol.h"
@@ -35,13 +34,6 @@ class SiteTable {
 
   // The key's site; `*is_new` is set when this call created it (the caller then sends it).
   std::uint32_t intern(const StackKey& key, bool* is_new);
-  // Asks the processor for the key's first slot, for an intern() a little later. Without the
-  // lock: a table being replaced meanwhile makes it a useless fetch, never a fault.
-  void prefetch(const StackKey& key) const {
-    const Slot* slots = slots_.load(std::memory_order_relaxed);
-    const std::uint64_t capacity = capacity_.load(std::memory_order_relaxed);
-    if (slots != nullptr) __builtin_prefetch(&slots[(key.a >> 1) & (capacity - 1)]);
-  }
 
  private:
   struct Slot {
@@ -55,10 +47,9 @@ class SiteTable {
   Slot* find(Slot* slots, std::uint64_t capacity, const StackKey& key) const;
   bool grow();
 
-  detail::SpinLock lock_;
-  // Atomic only for prefetch(), which reads them without the lock; changed under it.
-  std::atomic<Slot*> slots_{nullptr};
-  std::atomic<std::uint64_t> capacity_{0};
+  detail::SpinLock lock_;  // slots_ and capacity_ are read and changed under it
+  Slot* slots_ = nullptr;
+  std::uint64_t capacity_ = 0;
   std::uint32_t next_site_ = 1;
 };
 

@@ -34,14 +34,15 @@ __attribute__((destructor)) void print() {
       static_cast<double>(__rdtsc() - g_start_ticks) / (static_cast<double>(monotonic_ns() - g_start_ns) / 1e6);
   if (!(ticks_per_ms > 0)) return;
   static const char* const kNames[kSteps] = {"unwind", "of it object searches", "python frames", "hash",
-                                             "intern", "write"};
+                                             "lock", "write"};
   char line[512];
   int at = std::snprintf(line, sizeof line, "tleak agent profile (pid %d, ms):", static_cast<int>(getpid()));
   for (int s = 0; s < kSteps && at > 0 && at < static_cast<int>(sizeof line); ++s) {
     at += std::snprintf(line + at, sizeof line - static_cast<std::size_t>(at), " %s %.1f;", kNames[s],
                         static_cast<double>(g_ticks[s].load()) / ticks_per_ms);
   }
-  static const char* const kCountNames[kCounts] = {"frames", "by depth", "recent", "shared", "found"};
+  static const char* const kCountNames[kCounts] = {"frames", "by depth", "recent", "shared", "found",
+                                                   "allocations", "site records", "Python frame records"};
   for (int c = 0; c < kCounts && at > 0 && at < static_cast<int>(sizeof line); ++c) {
     at += std::snprintf(line + at, sizeof line - static_cast<std::size_t>(at), " %s %llu;", kCountNames[c],
                         static_cast<unsigned long long>(g_counts[c].load()));

@@ -20,19 +20,23 @@ enum Step : int {
                   // address met the first time, with the reading of its unwind tables
   kPython,        // reading the Python frames and giving them ids
   kHash,          // the stack's key
-  kIntern,        // the thread's cache, the buffer's lock, and the previous allocation's deferred
-                  // insertion in the shared site table and its records (thread_buffers.h)
-  kWrite,         // this allocation's records (or its deferral), sends and fences included
+  kLock,          // the thread's cache of stacks looked up, and the buffer's lock taken
+  kWrite,         // this allocation's records (its Python frames' and its stack's if new), sends
+                  // and fences included
   kSteps
 };
 
-// Where the walk found each frame's rule.
+// Where the walk found each frame's rule, and how many records of some kinds went out.
 enum Count : int {
   kFrames,   // every frame walked
   kByDepth,  // the thread's previous stack's, at the same depth
   kRecent,   // the thread's recent rules
   kShared,   // the table all threads share
   kFound,    // none of those: read from the object's unwind tables
+  // What the agent wrote, by record kind (allocations, and those new to the thread's caches)
+  kAllocRecords,
+  kSiteRecords,         // stacks its thread's cache had not met (a stack it forgot comes again)
+  kPythonFrameRecords,  // Python frames new to the process
   kCounts
 };
 

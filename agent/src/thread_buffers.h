@@ -14,7 +14,6 @@
 #include "owner_lock.h"
 #include "site_table.h"
 #include "tleak/agent/protocol.h"
-#include "tleak/detail/spin_lock.h"
 
 namespace tleak::agent {
 

@@ -15,7 +15,7 @@ namespace {
 TEST(SiteTable, IdsAreDenseAndStableAsTheTableGrows) {
   SiteTable table;
   ASSERT_TRUE(table.init());
-  constexpr std::uint32_t kStacks = 300'000;  // doublings past the first 32,768 slots, then eightfold
+  constexpr std::uint32_t kStacks = 300'000;  // four doublings past the first 32,768 slots
   for (std::uint64_t i = 0; i < kStacks; ++i) {
     const std::uint64_t frames[3] = {0x400000 + i, 0x500000, 0x600000 + (i % 7)};
     bool is_new = false;
