@@ -130,18 +130,27 @@ TEST(AgentSource, SiteRecordsThatCannotBeRebuiltAreRefused) {
   refused(short_tail);
 }
 
-// Each record is written against its thread's previous one, however long the run of them: the
-// parent keeps a stack against another only a bounded number of steps deep, and every one comes
-// back whole.
+// Each record is written against its thread's previous one, however long the run of them. Past
+// kMaxSpanChain sites kept against each other, the parent keeps the next one's frames in full and
+// starts over: every stack comes back whole either way, whether it shares its outermost frames
+// with the one before (thread 0) or its innermost (thread 1).
 TEST(AgentSource, ALongRunOfSitesWrittenAgainstEachOtherComesBackWhole) {
   AgentSource source;
   Message m;
   m.add(hello()).add(site(1, 2), {0x1001, 0xa1});
-  constexpr std::uint32_t kSites = 3 * agent::kMaxSiteChain + 5;
+  constexpr std::uint32_t kSites = 3 * AgentSource::kMaxSpanChain + 5;
   for (std::uint32_t id = 2; id <= kSites; ++id) m.add(site_against(id, 2, 0, 1), {0x1000 + id});
+  // Thread 1's stacks: the same innermost frame, their own outermost.
+  m.add(tleak::testing::site_keyed(1, 2, 1000 + 1, 1), {0xb1, 0x2001});
+  for (std::uint32_t id = 2; id <= kSites; ++id) {
+    auto s = tleak::testing::site_keyed(id, 2, 1000 + id, 1);
+    s.prefix = 1;
+    m.add(s, {0x2000 + id});
+  }
   source.consume(m.bytes());
   for (std::uint32_t id = 1; id <= kSites; ++id) {
     EXPECT_EQ(source.stack(SiteId(id)), (std::vector<std::uintptr_t>{0x1000 + id, 0xa1})) << id;
+    EXPECT_EQ(source.stack(SiteId(kSites + id)), (std::vector<std::uintptr_t>{0xb1, 0x2000 + id})) << id;
   }
 }
 

@@ -285,7 +285,7 @@ void AgentSource::define_stack(const agent::SiteRecord& s, const unsigned char* 
     StackSpan span;
     span.depth = static_cast<std::uint8_t>(s.depth);
     const bool against = s.prefix + s.suffix > 0 && last.site != kUnknownStackSite &&
-                         site_spans_[last.site].chain < agent::kMaxSiteChain;
+                         site_spans_[last.site].chain < kMaxSpanChain;
     const std::uint32_t own = against ? middle : s.depth;
     if (against) {
       span.base = last.site;
@@ -466,7 +466,7 @@ std::vector<std::uintptr_t> AgentSource::stack(SiteId site) const {
 }
 
 // Frame k of a span's stack: one of its own, or its base's at the same distance from the same end,
-// up a chain record() keeps within kMaxSiteChain.
+// up a chain define_stack() keeps within kMaxSpanChain.
 std::uintptr_t AgentSource::frame_at(const StackSpan& span, std::size_t k) const {
   const StackSpan* at = &span;
   while (k < at->prefix || k >= std::size_t{at->depth} - at->suffix) {

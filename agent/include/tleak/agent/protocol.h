@@ -38,10 +38,6 @@ inline constexpr std::uint32_t kMaxSites = 1u << 21;
 inline constexpr std::uint32_t kStackSlots = 1024;
 // Thread buffers the agent keeps (one for each thread alive at once that allocates).
 inline constexpr std::uint32_t kMaxThreadBuffers = 4096;
-// The parent keeps a stack written against another (its frames shared with that one's) only when
-// that one is written against at most this many others: it rebuilds a stack in a bounded number of
-// steps.
-inline constexpr std::uint32_t kMaxSiteChain = 16;
 inline constexpr std::uint32_t kMaxNameBytes = 256;
 
 // Environment the parent sets for the child; the agent reads it once at start-up.

@@ -31,6 +31,9 @@ class AgentSource {
   // `max_sites`: distinct stacks given a site of their own; past them, new stacks come under one
   // site with no frames (stacks_overflowed()).
   explicit AgentSource(std::uint32_t max_sites = agent::kMaxSites);
+  // A site's frames are kept against another site's (StackSpan) only when that one is kept against
+  // at most this many others: a stack is rebuilt in a bounded number of steps.
+  static constexpr std::uint32_t kMaxSpanChain = 16;
 
   // One message from the agent. Throws StreamError on anything malformed.
   void consume(std::span<const unsigned char> message);
