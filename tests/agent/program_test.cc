@@ -70,6 +70,16 @@ class ProgramRun : public ::testing::Test {
     return result;
   }
 
+  // A test program's standard output under `tleak run` (exit 0) and run plain (exit 0).
+  void expect_output_recorded_and_plain(const std::string& name, const std::string& recorded, const std::string& plain) {
+    const auto r = tleak_run({}, {program(name)});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, recorded);
+    const auto p = run_process(program(name), {});
+    ASSERT_EQ(p.exit_code, 0) << p.err;
+    EXPECT_EQ(p.out, plain);
+  }
+
   // The site whose label ends with `where` (e.g. "growth.c:22)"); fails the test if none.
   const Json& site_at(const std::string& where) const {
     for (const Json& s : report_["sites"]) {
@@ -786,12 +796,7 @@ TEST_F(ProgramRun, PythonKnowsWhetherItIsRecorded) {
 
 // The same from C, through <tleak/marks.h>.
 TEST_F(ProgramRun, CKnowsWhetherItIsRecorded) {
-  const auto r = tleak_run({}, {program("attached")});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(r.out, "recorded 1, child 0\n");
-  const auto plain = run_process(program("attached"), {});
-  ASSERT_EQ(plain.exit_code, 0) << plain.err;
-  EXPECT_EQ(plain.out, "recorded 0, child 0\n");
+  expect_output_recorded_and_plain("attached", "recorded 1, child 0\n", "recorded 0, child 0\n");
 }
 
 // More call sites than a thread's cache of stacks holds, taken in turn: the agent forgets each
@@ -818,12 +823,7 @@ TEST_F(ProgramRun, AStackSentAgainAfterItsThreadForgotItIsTheSameSite) {
 // program: it maps them, each thread that allocated holds one while it lives (the main thread's
 // and three others'), and a thread that ended gave its slot back.
 TEST_F(ProgramRun, EachRecordingThreadHoldsAMessageSlotWhileItLives) {
-  const auto r = tleak_run({}, {program("message_slots")});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(r.out, "mapped 1, held with 3 threads 4, after 1\n");
-  const auto plain = run_process(program("message_slots"), {});
-  ASSERT_EQ(plain.exit_code, 0) << plain.err;
-  EXPECT_EQ(plain.out, "no slots\n");
+  expect_output_recorded_and_plain("message_slots", "mapped 1, held with 3 threads 4, after 1\n", "no slots\n");
 }
 
 // More threads alive at once than the agent has buffers: those that found one are recorded exactly,
