@@ -135,8 +135,7 @@ void fence_locked(RecordKind kind, const char* name) {
   // Outside every buffer lock: dl_iterate_phdr may wait on a thread that waits on its buffer.
   send_modules_if_changed();
   const std::uint32_t count = thread_buffer_count();
-  owner_locks::claim_all();
-  for (std::uint32_t i = 0; i < count; ++i) thread_buffer(i)->lock.lock_as_other();
+  for (std::uint32_t i = 0; i < count; ++i) thread_buffer(i)->lock.lock();
   const std::uint64_t ns = stamp();
   // The calling thread's records go last, with the fence in the same message: one send instead
   // of two at every mark of a single-threaded program.
@@ -161,8 +160,7 @@ void fence_locked(RecordKind kind, const char* name) {
   } else {
     send_record(message, size);
   }
-  for (std::uint32_t i = count; i-- > 0;) thread_buffer(i)->lock.unlock_as_other();
-  owner_locks::release_all();
+  for (std::uint32_t i = count; i-- > 0;) thread_buffer(i)->lock.unlock();
   // A flush comes whenever the parent's backlog asks: the time samples keep their own pace.
   if (kind != RecordKind::kFlush) g_next_fence_ns.store(stamp_after(ns, g_sample_ns), std::memory_order_relaxed);
 }
@@ -190,7 +188,6 @@ void in_forked_child() {
   g_status.store(kOff, std::memory_order_release);
   channel_forget();
   thread_buffers_forget();
-  owner_locks::forget();
   message_slots_forget();
   note_forked_child(g_control_page);
   g_control = g_control_page = nullptr;
@@ -490,7 +487,7 @@ void recording::record_captured_alloc(ThreadBuffer* buffer, const void* address,
     const std::uint32_t slot = cache_slot(key);
     SiteCacheEntry& cached = buffer->cache[slot];
     const bool known = cached.key == key;
-    buffer->lock.lock_as_owner();
+    buffer->lock.lock();
     step_profile::lap(step_profile::kLock, &lap);
     for (int i = 0; i < fresh_count; ++i) write_python_frame(buffer, fresh[i]);
     if (!known) {
@@ -505,7 +502,7 @@ void recording::record_captured_alloc(ThreadBuffer* buffer, const void* address,
                slot, buffer->index};
     buffer->allocated_since_send += size;
     if (buffer->allocated_since_send >= ThreadBuffer::kFlushAllocatedBytes) buffer->send();
-    buffer->lock.unlock_as_owner();
+    buffer->lock.unlock();
     serve_fences(ns);
     step_profile::lap(step_profile::kWrite, &lap);
   }
@@ -519,10 +516,10 @@ void record_free_at(const void* address, std::uint64_t ns) {
   const int saved_errno = errno;
   if (ThreadBuffer* buffer = this_thread_buffer()) {
     if (ns == 0) ns = stamp();
-    buffer->lock.lock_as_owner();
+    buffer->lock.lock();
     auto* record = reinterpret_cast<FreeRecord*>(buffer->reserve(sizeof(FreeRecord)));
     *record = {{RecordKind::kFree, 0, sizeof(FreeRecord)}, ns, reinterpret_cast<std::uint64_t>(address)};
-    buffer->lock.unlock_as_owner();
+    buffer->lock.unlock();
     // Frees serve fences too: a program that only frees for a while (an interpreter's teardown
     // frees hundreds of thousands of blocks at once) would otherwise leave tleak's requests for a
     // flush unanswered, and all of those records to be ordered and applied only after the exit,
@@ -594,8 +591,6 @@ __attribute__((constructor)) static void agent_start() {
   if (std::uint64_t slots_fd = 0; read_number(kEnvSlotsFd, 0, 1 << 20, &slots_fd)) {
     message_slots_open(static_cast<int>(slots_fd));
   }
-  // Before any buffer is locked: the owners' way of locking is chosen once.
-  owner_locks::init();
   unwinder_signals_init();
   fast_unwind_init();
   std::uint64_t unwind_check_wanted = 0;

@@ -37,11 +37,11 @@ void on_thread_exit(void* value) {
   if (on_main_thread()) g_main_thread_ended.store(true, std::memory_order_release);
   auto* buffer = static_cast<ThreadBuffer*>(value);
   if (buffer == nullptr || g_forgotten.load(std::memory_order_acquire)) return;
-  buffer->lock.lock_as_owner();
+  buffer->lock.lock();
   buffer->send();
   // An idle buffer holds no slot: threads that come and go would leave none for the others.
   buffer->give_back_slot();
-  buffer->lock.unlock_as_owner();
+  buffer->lock.unlock();
   t_buffer = nullptr;
   buffer->taken.store(false, std::memory_order_release);
 }
@@ -118,9 +118,9 @@ ThreadBuffer* this_thread_buffer() {
     return nullptr;
   }
   t_buffer = buffer;
-  buffer->lock.lock_as_owner();
+  buffer->lock.lock();
   buffer->take_slot();
-  buffer->lock.unlock_as_owner();
+  buffer->lock.unlock();
   // Not the main thread: its stack grows on demand to the size limit (8 MiB by default), and
   // glibc finds its bounds by reading /proc/self/maps with stdio, a descriptor and allocations in
   // the middle of the program's malloc.

@@ -1,6 +1,5 @@
 // Per-thread record buffers. A thread appends to its own buffer under its own lock, which no
-// other thread takes except a fence (rare): an owner lock (owner_lock.h), so the allocation path
-// neither touches a shared cache line nor waits for a barrier.
+// other thread takes except a fence (rare), so the allocation path touches no shared cache line.
 // A buffer is sent as one message when full, when it holds many allocated bytes (so the parent's
 // --max-live check is never far behind), at every fence and when its thread exits; a thread that
 // exits gives its slot back for the next new thread.
@@ -11,9 +10,9 @@
 
 #include "fast_unwind.h"
 #include "python_frames.h"
-#include "owner_lock.h"
 #include "site_table.h"
 #include "tleak/agent/protocol.h"
+#include "tleak/detail/spin_lock.h"
 
 namespace tleak::agent {
 
@@ -68,7 +67,7 @@ struct ThreadBuffer {
   static constexpr std::uint32_t kPythonCacheEntries = 512;
   static constexpr std::uint64_t kFlushAllocatedBytes = 1 << 20;
 
-  OwnerLock lock;
+  detail::SpinLock lock;
   std::atomic<bool> taken{false};
   std::uint32_t index = 0;
   std::uint32_t used = 0;

@@ -819,6 +819,13 @@ TEST_F(ProgramRun, AStackSentAgainAfterItsThreadForgotItIsTheSameSite) {
   EXPECT_EQ(stacks.size(), 3000u);  // one call site each
 }
 
+// Nothing the agent does registers the process with the kernel for something the program could
+// ask for too: a membarrier(2) the program never registered for is refused under tleak as without.
+TEST_F(ProgramRun, TheKernelRefusesTheProgramWhatItNeverRegisteredFor) {
+  expect_output_recorded_and_plain("membarrier_probe", "membarrier without registering: EPERM\n",
+                                   "membarrier without registering: EPERM\n");
+}
+
 // The agent writes its records into the message slots tleak shares with it, seen from the
 // program: it maps them, each thread that allocated holds one while it lives (the main thread's
 // and three others'), and a thread that ended gave its slot back.
