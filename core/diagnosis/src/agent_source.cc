@@ -226,10 +226,11 @@ void AgentSource::record(const unsigned char* at, std::uint32_t size) {
       }
       const std::uint32_t site = slot_sites_[index];
       if (bytes > kMaxAddressSpace) throw StreamError("allocation of " + std::to_string(bytes) + " bytes, past any address space");
+      // Each field read once: a message slot is memory the program could write to meanwhile.
+      const auto address = read_as<std::uint64_t>(at + offsetof(agent::AllocRecord, address));
       // The agent records no null block; the live table keeps 0 for an empty slot.
-      if (read_as<std::uint64_t>(at + offsetof(agent::AllocRecord, address)) == 0) throw StreamError("allocation at address 0");
-      add_pending({read_as<std::uint64_t>(at + offsetof(agent::AllocRecord, ns)),
-                   read_as<std::uint64_t>(at + offsetof(agent::AllocRecord, address)), bytes, site, false});
+      if (address == 0) throw StreamError("allocation at address 0");
+      add_pending({read_as<std::uint64_t>(at + offsetof(agent::AllocRecord, ns)), address, bytes, site, false});
       if (site == kUnknownStackSite) stacks_overflowed_ = true;
       allocating_threads_ |= std::uint64_t{1} << (thread % 64);
       // An upper bound for the budget guard: it need not grow past any address space either.
@@ -238,11 +239,11 @@ void AgentSource::record(const unsigned char* at, std::uint32_t size) {
     }
     case RecordKind::kFree: {
       need(sizeof(agent::FreeRecord));
+      const auto address = read_as<std::uint64_t>(at + offsetof(agent::FreeRecord, address));
       // A free of address 0 had found the live table's first empty slot and taken it: the count of
       // live blocks wrapped (found by the fuzzer).
-      if (read_as<std::uint64_t>(at + offsetof(agent::FreeRecord, address)) == 0) throw StreamError("free of address 0");
-      add_pending({read_as<std::uint64_t>(at + offsetof(agent::FreeRecord, ns)),
-                   read_as<std::uint64_t>(at + offsetof(agent::FreeRecord, address)), 0, 0, true});
+      if (address == 0) throw StreamError("free of address 0");
+      add_pending({read_as<std::uint64_t>(at + offsetof(agent::FreeRecord, ns)), address, 0, 0, true});
       return;
     }
     case RecordKind::kFence:
