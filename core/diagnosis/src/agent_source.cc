@@ -47,6 +47,7 @@ void AgentSource::reset() {
   limits.one_thread = true;
   recorder_ = std::make_unique<Recorder>(std::vector<AllocatorInfo>{{"malloc", MemorySpace::kHost}}, limits);
   hello_seen_ = user_marks_ = exit_requested_ = reach_started_ = reach_complete_ = stacks_overflowed_ = false;
+  sites_lately_ = true;
   iteration_ = clock_ = 0;
   live_bytes_ = pending_allocated_ = 0;
   pending_.clear();
@@ -85,7 +86,11 @@ void AgentSource::consume(std::span<const unsigned char> message) {
   }
   std::size_t at = 0;
   std::size_t asked = 0;  // lines up to here asked for
-  std::size_t keys_asked = 0;  // records up to here whose stack key's slot was asked for
+  // Records up to here whose stack key's slot was asked for; none are while the program sends no
+  // site records (a program past its start: reading every header twice cost a twentieth of the
+  // reader's time on malloc-heavy's stream).
+  std::size_t keys_asked = sites_lately_ ? 0 : message.size();
+  std::size_t sites = 0;
   while (at < message.size()) {
     // A message slot was written on the program's core, and each of its lines is fetched from
     // there: asked for a few lines ahead, not one record at a time.
@@ -108,6 +113,19 @@ void AgentSource::consume(std::span<const unsigned char> message) {
     }
     if (message.size() - at < sizeof(RecordHeader)) throw StreamError("truncated record header");
     const auto header = read_as<RecordHeader>(message.data() + at);
+    // The two records of nearly every message, each decoded here and not through record().
+    if (header.kind == RecordKind::kAlloc && header.size == sizeof(agent::AllocRecord) &&
+        message.size() - at >= sizeof(agent::AllocRecord)) {
+      allocation(message.data() + at);
+      at += sizeof(agent::AllocRecord);
+      continue;
+    }
+    if (header.kind == RecordKind::kFree && header.size == sizeof(agent::FreeRecord) &&
+        message.size() - at >= sizeof(agent::FreeRecord)) {
+      free_record(message.data() + at);
+      at += sizeof(agent::FreeRecord);
+      continue;
+    }
     if (header.kind == RecordKind::kReach) {
       // May continue over the following messages.
       if (message.size() - at < sizeof(agent::ReachRecord)) throw StreamError("truncated reachability record");
@@ -128,9 +146,11 @@ void AgentSource::consume(std::span<const unsigned char> message) {
     if (header.size < sizeof(RecordHeader) || header.size % 8 != 0 || header.size > message.size() - at) {
       throw StreamError("record of impossible size " + std::to_string(header.size));
     }
+    if (header.kind == RecordKind::kSite) ++sites;
     record(message.data() + at, header.size);
     at += header.size;
   }
+  sites_lately_ = sites > 0;
 }
 
 void AgentSource::record(const unsigned char* at, std::uint32_t size) {
@@ -210,42 +230,14 @@ void AgentSource::record(const unsigned char* at, std::uint32_t size) {
       python_frames_[p.id] = std::move(frame);
       return;
     }
-    // The two records of nearly every message: their fields are read one by one (a copy of the
-    // whole record to the stack, read back into the pending entry, stalled on every record where
-    // a load spanned two of the copy's stores: two thirds of this function's time).
-    case RecordKind::kAlloc: {
+    case RecordKind::kAlloc:
       need(sizeof(agent::AllocRecord));
-      const auto slot = read_as<std::uint32_t>(at + offsetof(agent::AllocRecord, slot));
-      const auto thread = read_as<std::uint32_t>(at + offsetof(agent::AllocRecord, thread));
-      const auto bytes = read_as<std::uint64_t>(at + offsetof(agent::AllocRecord, size));
-      // The thread's slot for the allocation's stack, named by a site record of the thread before.
-      const std::uint64_t index = std::uint64_t{thread} * agent::kStackSlots + slot;
-      if (slot >= agent::kStackSlots || index >= slot_sites_.size() || slot_sites_[index] == kNoSite) {
-        throw StreamError("allocation from stack slot " + std::to_string(slot) + " of thread " + std::to_string(thread) +
-                          ", which no site record named");
-      }
-      const std::uint32_t site = slot_sites_[index];
-      if (bytes > kMaxAddressSpace) throw StreamError("allocation of " + std::to_string(bytes) + " bytes, past any address space");
-      // Each field read once: a message slot is memory the program could write to meanwhile.
-      const auto address = read_as<std::uint64_t>(at + offsetof(agent::AllocRecord, address));
-      // The agent records no null block; the live table keeps 0 for an empty slot.
-      if (address == 0) throw StreamError("allocation at address 0");
-      add_pending({read_as<std::uint64_t>(at + offsetof(agent::AllocRecord, ns)), address, bytes, site, false});
-      if (site == kUnknownStackSite) stacks_overflowed_ = true;
-      allocating_threads_ |= std::uint64_t{1} << (thread % 64);
-      // An upper bound for the budget guard: it need not grow past any address space either.
-      if (pending_allocated_ < static_cast<std::int64_t>(kMaxAddressSpace)) pending_allocated_ += static_cast<std::int64_t>(bytes);
+      allocation(at);
       return;
-    }
-    case RecordKind::kFree: {
+    case RecordKind::kFree:
       need(sizeof(agent::FreeRecord));
-      const auto address = read_as<std::uint64_t>(at + offsetof(agent::FreeRecord, address));
-      // A free of address 0 had found the live table's first empty slot and taken it: the count of
-      // live blocks wrapped (found by the fuzzer).
-      if (address == 0) throw StreamError("free of address 0");
-      add_pending({read_as<std::uint64_t>(at + offsetof(agent::FreeRecord, ns)), address, 0, 0, true});
+      free_record(at);
       return;
-    }
     case RecordKind::kFence:
     case RecordKind::kMark:
     case RecordKind::kSnapshot:
@@ -259,6 +251,43 @@ void AgentSource::record(const unsigned char* at, std::uint32_t size) {
       break;
   }
   throw StreamError("unknown record kind " + std::to_string(static_cast<unsigned>(kind)));
+}
+
+// The two records of nearly every message: their fields are read one by one (a copy of the whole
+// record to the stack, read back into the pending entry, stalled on every record where a load
+// spanned two of the copy's stores: two thirds of this function's time). Each field is read once:
+// a message slot is memory the program could write to meanwhile.
+void AgentSource::allocation(const unsigned char* at) {
+  const auto slot = read_as<std::uint32_t>(at + offsetof(agent::AllocRecord, slot));
+  const auto thread = read_as<std::uint32_t>(at + offsetof(agent::AllocRecord, thread));
+  const auto bytes = read_as<std::uint64_t>(at + offsetof(agent::AllocRecord, size));
+  // The thread's slot for the allocation's stack, named by a site record of the thread before.
+  const std::uint64_t index = std::uint64_t{thread} * agent::kStackSlots + slot;
+  if (slot >= agent::kStackSlots || index >= slot_sites_.size() || slot_sites_[index] == kNoSite) [[unlikely]] {
+    throw StreamError("allocation from stack slot " + std::to_string(slot) + " of thread " + std::to_string(thread) +
+                      ", which no site record named");
+  }
+  const std::uint32_t site = slot_sites_[index];
+  if (bytes > kMaxAddressSpace) [[unlikely]] {
+    throw StreamError("allocation of " + std::to_string(bytes) + " bytes, past any address space");
+  }
+  const auto address = read_as<std::uint64_t>(at + offsetof(agent::AllocRecord, address));
+  // The agent records no null block; the live table keeps 0 for an empty slot.
+  if (address == 0) [[unlikely]] throw StreamError("allocation at address 0");
+  add_pending({read_as<std::uint64_t>(at + offsetof(agent::AllocRecord, ns)), address, bytes, site, false});
+  if (site == kUnknownStackSite) stacks_overflowed_ = true;
+  allocating_threads_ |= std::uint64_t{1} << (thread % 64);
+  // An upper bound for the budget guard: it need not grow past any address space either (both
+  // terms are below 2^56, so the sum cannot overflow before it is capped).
+  pending_allocated_ = std::min(pending_allocated_ + static_cast<std::int64_t>(bytes), static_cast<std::int64_t>(kMaxAddressSpace));
+}
+
+void AgentSource::free_record(const unsigned char* at) {
+  const auto address = read_as<std::uint64_t>(at + offsetof(agent::FreeRecord, address));
+  // A free of address 0 had found the live table's first empty slot and taken it: the count of
+  // live blocks wrapped (found by the fuzzer).
+  if (address == 0) [[unlikely]] throw StreamError("free of address 0");
+  add_pending({read_as<std::uint64_t>(at + offsetof(agent::FreeRecord, ns)), address, 0, 0, true});
 }
 
 void AgentSource::define_stack(const agent::SiteRecord& s, const unsigned char* middle_words) {

@@ -127,6 +127,9 @@ class AgentSource {
   };
 
   void record(const unsigned char* at, std::uint32_t size);
+  // An AllocRecord and a FreeRecord at `at`, their size checked.
+  void allocation(const unsigned char* at);
+  void free_record(const unsigned char* at);
   void fence(std::uint16_t kind, const unsigned char* at, std::uint32_t size);
   void drain_epoch();
   void apply_free(std::uint64_t address);
@@ -163,6 +166,8 @@ class AgentSource {
   std::vector<LastStack> last_stacks_;  // by thread
   void define_stack(const agent::SiteRecord& s, const unsigned char* middle);
   bool stacks_overflowed_ = false;
+  // Whether the last message had site records: the next one's keys are then asked for ahead.
+  bool sites_lately_ = true;
   static constexpr std::size_t kPendingReserve = std::size_t{1} << 20;
   static constexpr std::size_t kFlushRecords = std::size_t{1} << 16;  // 2 MiB of Pending
   std::vector<Pending> pending_;
