@@ -379,6 +379,31 @@ TEST(AgentSource, MalformedRecordsAreRefused) {
     bytes[sizeof(agent::HelloRecord) + 4] = 0xff;  // the alloc record's size, past the message
     EXPECT_THROW(source.consume(bytes), StreamError);
   }
+  for (const bool free_last : {false, true}) {
+    // The message ends inside its last allocation or free record.
+    AgentSource source;
+    Message m;
+    m.add(hello()).add(site(1, 1), {0x401000}).add(alloc(1, 0x1000, 8, 1));
+    if (free_last) m.add(free_of(2, 0x1000));
+    const std::span<const unsigned char> whole = m.bytes();
+    EXPECT_THROW(source.consume(whole.first(whole.size() - 8)), StreamError) << (free_last ? "free" : "allocation");
+  }
+}
+
+TEST(AgentSource, AllocationAndFreeRecordsLongerThanTheirKindAreReadByTheirFields) {
+  // Decoded apart from the usual size (a later agent's records may carry more): the same blocks.
+  AgentSource source;
+  Message m;
+  m.add(hello()).add(site(1, 1), {0x401000});
+  m.add(alloc(10, 0x1000, 100, 1), {0xdead}).add(alloc(11, 0x2000, 30, 1));
+  m.add(free_of(12, 0x1000), {0xbeef, 0}).add(mark(1));
+  source.consume(m.bytes());
+  EXPECT_EQ(source.live_bytes(), 30);
+  const Recording rec = source.finish();
+  ASSERT_GE(rec.sites.size(), 2u);
+  EXPECT_EQ(rec.sites[1].allocations, 2u);
+  EXPECT_EQ(rec.sites[1].frees, 1u);
+  EXPECT_EQ(rec.sites[1].peak_live_bytes, 130);
 }
 
 }  // namespace

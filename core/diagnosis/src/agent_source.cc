@@ -116,7 +116,7 @@ void AgentSource::consume(std::span<const unsigned char> message) {
     // The two records of nearly every message, each decoded here and not through record().
     if (header.kind == RecordKind::kAlloc && header.size == sizeof(agent::AllocRecord) &&
         message.size() - at >= sizeof(agent::AllocRecord)) {
-      allocation(message.data() + at);
+      alloc_record(message.data() + at);
       at += sizeof(agent::AllocRecord);
       continue;
     }
@@ -232,7 +232,7 @@ void AgentSource::record(const unsigned char* at, std::uint32_t size) {
     }
     case RecordKind::kAlloc:
       need(sizeof(agent::AllocRecord));
-      allocation(at);
+      alloc_record(at);
       return;
     case RecordKind::kFree:
       need(sizeof(agent::FreeRecord));
@@ -253,11 +253,11 @@ void AgentSource::record(const unsigned char* at, std::uint32_t size) {
   throw StreamError("unknown record kind " + std::to_string(static_cast<unsigned>(kind)));
 }
 
-// The two records of nearly every message: their fields are read one by one (a copy of the whole
+// The two records of nearly every message. Their fields are read one by one: a copy of the whole
 // record to the stack, read back into the pending entry, stalled on every record where a load
-// spanned two of the copy's stores: two thirds of this function's time). Each field is read once:
-// a message slot is memory the program could write to meanwhile.
-void AgentSource::allocation(const unsigned char* at) {
+// spanned two of the copy's stores (two thirds of the decoding's time). Each field is read once: a
+// message slot is memory the program could write to meanwhile.
+void AgentSource::alloc_record(const unsigned char* at) {
   const auto slot = read_as<std::uint32_t>(at + offsetof(agent::AllocRecord, slot));
   const auto thread = read_as<std::uint32_t>(at + offsetof(agent::AllocRecord, thread));
   const auto bytes = read_as<std::uint64_t>(at + offsetof(agent::AllocRecord, size));

@@ -128,7 +128,7 @@ class AgentSource {
 
   void record(const unsigned char* at, std::uint32_t size);
   // An AllocRecord and a FreeRecord at `at`, their size checked.
-  void allocation(const unsigned char* at);
+  void alloc_record(const unsigned char* at);
   void free_record(const unsigned char* at);
   void fence(std::uint16_t kind, const unsigned char* at, std::uint32_t size);
   void drain_epoch();
