@@ -9,6 +9,8 @@
 #include <cstring>
 #include <filesystem>
 
+#include "end_profile.h"
+
 namespace tleak::diagnosis {
 namespace {
 
@@ -110,10 +112,14 @@ void write_file_atomically(const std::string& given, const std::string& contents
     unlink(temp.c_str());
     throw;
   }
+  // Since the findings: the report's text made, and written.
+  end_profile::lap("text and write");
   // mkstemp creates 0600; a report is an ordinary file.
   fchmod(fd, mode);
-  if (fsync(fd) != 0 || close(fd) != 0) {
-    const int error = errno;
+  const int flush_error = fsync(fd) == 0 ? 0 : errno;
+  end_profile::lap("fsync");
+  if (flush_error != 0 || close(fd) != 0) {
+    const int error = flush_error != 0 ? flush_error : errno;
     unlink(temp.c_str());
     throw FileError(path + ": cannot flush: " + std::strerror(error));
   }

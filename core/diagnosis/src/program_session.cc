@@ -21,6 +21,7 @@
 #include <map>
 
 #include "core_rotation.h"
+#include "end_profile.h"
 #include "left_for_exit.h"
 #include "message_slot_area.h"
 #include "module_preparer.h"
@@ -440,8 +441,11 @@ Report run_program(const ProgramOptions& o) {
                        "privileges as it starts, or a script whose interpreter is such a program?)");
   }
   note_modules();
+  end_profile::start();
   std::unique_ptr<Symbolizer> symbolizer = preparer->finish();
+  end_profile::lap("symbols");
   auto finished = std::make_unique<Recording>(source.finish());
+  end_profile::lap("recording");
   // Allocations the agent recorded without their stacks although stacks were asked for.
   std::uint64_t stackless = 0;
   if (o.stack_depth > 0) {

@@ -4,6 +4,8 @@
 
 #include "tleak/diagnosis/step_words.h"
 
+#include "end_profile.h"
+
 namespace tleak::diagnosis {
 namespace {
 
@@ -129,8 +131,10 @@ void fill_report(Report& report, const Recording& recording, const ClassifierOpt
                  const std::vector<AllocatorStats>& stats, const SiteStack& stack, const FrameResolver& resolve,
                  const std::string& focus, std::size_t max_sites) {
   fill_totals(report, recording, stats);
-  fill_findings(report, recording, classify(recording, options, max_sites, step_words(report.run)), stack, resolve,
-                focus);
+  Diagnosis diagnosis = classify(recording, options, max_sites, step_words(report.run));
+  end_profile::lap("classify");
+  fill_findings(report, recording, diagnosis, stack, resolve, focus);
+  end_profile::lap("findings");
 }
 
 void fill_untracked_totals(Report& report, const std::vector<AllocatorInfo>& allocators,

@@ -1,0 +1,50 @@
+// How long each step of a program run's end takes in tleak, once the program is gone: its modules'
+// symbols ready, the recording finished, the sites judged, their findings filled, the report
+// written and flushed. Only in the profile build (`cmake -DTLEAK_AGENT_PROFILE=ON`,
+// agent/src/step_profile.h), which prints them as tleak exits: "tleak end profile (ms): ...". In
+// every other build these compile to nothing.
+#pragma once
+
+#if defined(TLEAK_AGENT_PROFILE)
+#include <chrono>
+#include <cstdio>
+#include <string>
+#endif
+
+namespace tleak::diagnosis::end_profile {
+
+#if defined(TLEAK_AGENT_PROFILE)
+// One run's end (tleak makes one final report of a program); steps before start() (a snapshot's
+// report while the program runs) are not counted. Printed at exit, after tleak's own output.
+struct State {
+  bool active = false;
+  std::chrono::steady_clock::time_point last;
+  std::string line = "tleak end profile (ms):";
+  ~State() {
+    if (active) std::fprintf(stderr, "%s\n", line.c_str());
+  }
+};
+inline State& state() {
+  static State s;
+  return s;
+}
+inline void start() {
+  state().active = true;
+  state().last = std::chrono::steady_clock::now();
+}
+// The time since the last step goes to `step`.
+inline void lap(const char* step) {
+  State& s = state();
+  if (!s.active) return;
+  const auto now = std::chrono::steady_clock::now();
+  char figure[64];
+  std::snprintf(figure, sizeof figure, " %s %.1f;", step, std::chrono::duration<double, std::milli>(now - s.last).count());
+  s.line += figure;
+  s.last = now;
+}
+#else
+inline void start() {}
+inline void lap(const char*) {}
+#endif
+
+}  // namespace tleak::diagnosis::end_profile
