@@ -174,8 +174,9 @@ class AgentSource {
   std::vector<std::size_t> run_begins_;  // of pending_'s maximal sorted runs
   LiveTable<Live> live_;
   // Each site's frames as the agent sent them (agent::SiteRecord): the ones it does not share
-  // with its base site (the site of the thread's previous site record), end to end in chunks that never move (a program can send a million sites:
-  // one allocation each, or one vector that grows by copying, would cost more than the frames).
+  // with its base site (the site of the thread's previous site record), end to end in chunks that
+  // never move (a program can send a million sites: one allocation each, or one vector that grows
+  // by copying, would cost more than the frames).
   struct StackSpan {
     const std::uintptr_t* middle = nullptr;  // null: no such site was sent
     std::uint32_t base = 0;
