@@ -21,6 +21,7 @@ struct State {
   std::chrono::steady_clock::time_point last;
   std::string line = "tleak end profile (ms):";
   ~State() {
+    if (active) { line += " tail " + std::to_string(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - last).count()); }
     if (active) std::fprintf(stderr, "%s\n", line.c_str());
   }
 };

@@ -390,39 +390,72 @@ Report run_program(const ProgramOptions& o) {
   };
 
   CoreRotation rotation;
-  while (!child.exited) {
-    // A stream that ended before the program did (it took the agent's channel away) is not polled
-    // again: an ended socket is always readable, and the loop would spin until the program ends.
-    pollfd fds[3] = {{stream_ended ? -1 : ours.get(), POLLIN, 0}, {signals.fd(), POLLIN, 0}, {pidfd.get(), POLLIN, 0}};
-    const int n = poll(fds, pidfd.get() >= 0 ? 3 : 2, pidfd.get() >= 0 ? -1 : 100);
-    if (n < 0 && errno != EINTR) break;
-    if (fds[0].revents & POLLIN) {
-      const std::size_t bytes = read_messages(false);
-      note_modules();
-      const std::uint64_t now = ReadPacing::now_ns();
-      rotation.tick(now, source.take_allocating_threads());
-      if (const std::uint64_t pause = pacing.pause_after(bytes, now); pause > 0) {
-        ReadPacing::sleep(pause);
-      }
-    }
-    if (fds[1].revents & POLLIN) {
-      signalfd_siginfo info{};
-      while (read(signals.fd(), &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
-        const int sig = static_cast<int>(info.ssi_signo);
-        if (sig == o.snapshot_signal) {
-          control->snapshot_requests = control->snapshot_requests + 1;
-        } else if (sig == SIGTERM || sig == SIGHUP || (sig == SIGINT && info.ssi_code == SI_USER)) {
-          // A terminal's Ctrl-C reaches the program itself (same process group); a signal sent to
-          // tleak alone is passed on.
-          kill(child.pid, sig);
+  // Serves the program (its stream, tleak's signals) until it has exited, or with `until_answer`
+  // until its agent's reachability answer is in, whichever comes first.
+  const auto serve = [&](bool until_answer) {
+    while (!child.exited && !(until_answer && source.reach_complete())) {
+      // A stream that ended before the program did (it took the agent's channel away) is not polled
+      // again: an ended socket is always readable, and the loop would spin until the program ends.
+      pollfd fds[3] = {
+          {stream_ended ? -1 : ours.get(), POLLIN, 0}, {signals.fd(), POLLIN, 0}, {pidfd.get(), POLLIN, 0}};
+      const int n = poll(fds, pidfd.get() >= 0 ? 3 : 2, pidfd.get() >= 0 ? -1 : 100);
+      if (n < 0 && errno != EINTR) break;
+      if (fds[0].revents & POLLIN) {
+        const std::size_t bytes = read_messages(false);
+        note_modules();
+        const std::uint64_t now = ReadPacing::now_ns();
+        rotation.tick(now, source.take_allocating_threads());
+        if (const std::uint64_t pause = pacing.pause_after(bytes, now); pause > 0) {
+          ReadPacing::sleep(pause);
         }
       }
+      if (fds[1].revents & POLLIN) {
+        signalfd_siginfo info{};
+        while (read(signals.fd(), &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
+          const int sig = static_cast<int>(info.ssi_signo);
+          if (sig == o.snapshot_signal) {
+            control->snapshot_requests = control->snapshot_requests + 1;
+          } else if (sig == SIGTERM || sig == SIGHUP || (sig == SIGINT && info.ssi_code == SI_USER)) {
+            // A terminal's Ctrl-C reaches the program itself (same process group); a signal sent to
+            // tleak alone is passed on.
+            kill(child.pid, sig);
+          }
+        }
+      }
+      int status = 0;
+      if (waitpid(child.pid, &status, WNOHANG) == child.pid) {
+        child.exited = true;
+        child.status = status;
+      }
     }
-    int status = 0;
-    if (waitpid(child.pid, &status, WNOHANG) == child.pid) {
-      child.exited = true;
-      child.status = status;
+  };
+  serve(true);
+  // The recording, and the report on it with what the program's exit status does not decide.
+  std::unique_ptr<Recording> finished;
+  std::unique_ptr<Symbolizer> symbolizer;
+  std::uint64_t stackless = 0;
+  const auto build_report = [&] {
+    note_modules();
+    end_profile::start();
+    symbolizer = preparer->finish();
+    end_profile::lap("symbols");
+    finished = std::make_unique<Recording>(source.finish());
+    end_profile::lap("recording");
+    // Allocations the agent recorded without their stacks although stacks were asked for.
+    if (o.stack_depth > 0) {
+      for (const std::uint32_t site : source.empty_stack_sites()) {
+        if (site < finished->sites.size()) stackless += finished->sites[site].allocations;
+      }
     }
+    make_report(*finished, report, std::nullopt, *symbolizer);
+  };
+  const bool answered_before_exit = !child.exited;
+  if (answered_before_exit) {
+    // The reachability answer is the agent's last word: the source takes nothing after it. The
+    // report is made while the program ends (its last exit handlers, the kernel's teardown of its
+    // memory: 10 ms of a PyTorch program's), not after.
+    build_report();
+    serve(false);
   }
   // Whatever the program sent before it ended is in the socket: nothing else can write to it.
   read_messages(false);
@@ -440,20 +473,13 @@ Report run_program(const ProgramOptions& o) {
                        "): the loader did not load the interposer (a statically linked program, or one that gains "
                        "privileges as it starts, or a script whose interpreter is such a program?)");
   }
-  note_modules();
-  end_profile::start();
-  std::unique_ptr<Symbolizer> symbolizer = preparer->finish();
-  end_profile::lap("symbols");
-  auto finished = std::make_unique<Recording>(source.finish());
-  end_profile::lap("recording");
-  // Allocations the agent recorded without their stacks although stacks were asked for.
-  std::uint64_t stackless = 0;
-  if (o.stack_depth > 0) {
-    for (const std::uint32_t site : source.empty_stack_sites()) {
-      if (site < finished->sites.size()) stackless += finished->sites[site].allocations;
-    }
+  if (answered_before_exit) {
+    report.run.program->exit_status = program.exit_status;
+    report.run.program->exit_signal = program.exit_signal;
+    report.run.duration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  } else {
+    build_report();
   }
-  make_report(*finished, report, std::nullopt, *symbolizer);
   if (stackless > 0) {
     report.notes.push_back(std::to_string(stackless) + (stackless == 1 ? " allocation is" : " allocations are") +
                            " in the site '(no stack recorded)': made with less than " +
