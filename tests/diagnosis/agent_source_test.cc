@@ -241,6 +241,33 @@ TEST(AgentSource, RecordsAfterTheExitScansAnswerAreLeftOut) {
   EXPECT_EQ(rec.frees, 0u);
 }
 
+// The sites are judged while the program scans at exit; the judgements are kept for the report
+// while they are of the recording finish() gives, and dropped when a record came after them.
+TEST(AgentSource, SitesJudgedAtExitAreKeptOnlyWhileNothingChangedTheRecording) {
+  for (const bool late_record : {false, true}) {
+    AgentSource source;
+    Message m;
+    m.add(hello()).add(site(1, 0)).add(alloc(1, 0x1000, 16, 1)).add(alloc(2, 0x2000, 32, 1));
+    m.add(fence(agent::RecordKind::kExit, 1));
+    source.consume(m.bytes());
+    ASSERT_TRUE(source.exit_requested());
+    source.live_list();
+    source.judge_sites_at_exit({});
+    // Before the answer: a thread still inside the agent as the program exited.
+    if (late_record) source.consume(Message().add(free_of(3, 0x1000)).bytes());
+    const Recording rec = source.finish();
+    if (late_record) {
+      EXPECT_EQ(source.site_judgements(), nullptr);
+      continue;
+    }
+    const SiteJudgements* judged = source.site_judgements();
+    ASSERT_NE(judged, nullptr);
+    ASSERT_EQ(judged->sites.size(), rec.sites.size());
+    EXPECT_EQ(judged->all.allocations, 2u);
+    EXPECT_EQ(judged->all.bytes_allocated, 48);
+  }
+}
+
 // The agent records no block at address 0 (free(NULL) and failed allocations pass through), and
 // 0 marks an empty slot of the live table: a record naming it is refused.
 TEST(AgentSource, ABlockAtAddressZeroIsRefused) {

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <random>
 #include <set>
+#include <stdexcept>
+#include <string>
 
 #include "synthetic_run.h"
 
@@ -454,6 +456,108 @@ TEST(Classifier, ASiteWithLeakedBytesIsListedWhateverTheLimit) {
   EXPECT_EQ(d.sites[1].leaked_bytes, 10);
   EXPECT_EQ(d.omitted.sites, 3u);  // sites 1-3
   EXPECT_EQ(d.omitted.largest_peak_live_bytes, 3000);
+}
+
+// Two diagnoses of one recording agree in every figure the report shows.
+void expect_same_diagnosis(const Diagnosis& a, const Diagnosis& b, const std::string& context) {
+  ASSERT_EQ(a.sites.size(), b.sites.size()) << context;
+  for (std::size_t i = 0; i < a.sites.size(); ++i) {
+    const SiteFinding& x = a.sites[i];
+    const SiteFinding& y = b.sites[i];
+    const std::string at = context + ", finding " + std::to_string(i);
+    EXPECT_EQ(x.site, y.site) << at;
+    EXPECT_EQ(x.verdict, y.verdict) << at;
+    EXPECT_EQ(x.reason, y.reason) << at;
+    EXPECT_EQ(x.leaked_bytes, y.leaked_bytes) << at;
+    EXPECT_EQ(x.unfreed_bytes, y.unfreed_bytes) << at;
+    EXPECT_EQ(x.peak_live_bytes, y.peak_live_bytes) << at;
+    EXPECT_EQ(x.growth.slope_bytes_per_iteration, y.growth.slope_bytes_per_iteration) << at;
+    EXPECT_EQ(x.growth.confidence, y.growth.confidence) << at;
+    EXPECT_EQ(x.growth.plateau_iteration, y.growth.plateau_iteration) << at;
+    EXPECT_EQ(x.mark_live_bytes, y.mark_live_bytes) << at;
+  }
+  const OmittedSites& p = a.omitted;
+  const OmittedSites& q = b.omitted;
+  EXPECT_EQ(p.sites, q.sites) << context;
+  EXPECT_EQ(p.allocations, q.allocations) << context;
+  EXPECT_EQ(p.frees, q.frees) << context;
+  EXPECT_EQ(p.bytes_allocated, q.bytes_allocated) << context;
+  EXPECT_EQ(p.largest_peak_live_bytes, q.largest_peak_live_bytes) << context;
+  EXPECT_EQ(p.final_live_bytes, q.final_live_bytes) << context;
+  EXPECT_EQ(p.reachable_at_exit_bytes, q.reachable_at_exit_bytes) << context;
+  EXPECT_EQ(p.unjudged_at_exit_bytes, q.unjudged_at_exit_bytes) << context;
+  EXPECT_EQ(a.total_growth.slope_bytes_per_iteration, b.total_growth.slope_bytes_per_iteration) << context;
+  EXPECT_EQ(a.total_retained.drag_share, b.total_retained.drag_share) << context;
+  EXPECT_EQ(a.total_retained.drag_ops_max, b.total_retained.drag_ops_max) << context;
+}
+
+// A program's sites are judged while it scans at exit, before the scan says which blocks leaked:
+// the diagnosis from those judgements is the one made after it, whatever the leaks change (a
+// bounded site turned leak, one listed for leaked bytes under the threshold, blocks reachable),
+// at every limit of listed sites. Without uses, as a program's agent reports none (with them, the
+// end adds the blocks left to their sites' drag).
+TEST(Classifier, SitesJudgedBeforeTheExitScanGiveTheSameDiagnosis) {
+  RecorderLimits limits;
+  limits.uses_reported = false;
+  SyntheticRun run(limits);
+  std::set<std::uint64_t> reachable;
+  for (std::uint32_t site = 1; site <= 30; ++site) {
+    if (site % 7 == 0) continue;  // no allocations: no finding
+    const std::uint64_t size = 16 + (site * 7919u) % 13 * 48;
+    const std::uint64_t block = run.allocate(site, size);
+    if (site % 5 == 0) continue;      // left at the end, unreachable: leaked
+    if (site % 3 == 0) {
+      reachable.insert(block);        // left at the end, reachable
+      continue;
+    }
+    run.free(block);
+  }
+  // Leaks are ordered by their leaked bytes, not their peaks: 41 (1000 bytes) before 40 (300, peak
+  // 5000).
+  run.free(run.allocate(40, 5000));
+  run.allocate(40, 300);
+  run.allocate(41, 1000);
+  for (int i = 1; i <= 40; ++i) {
+    run.tick();
+    reachable.insert(run.allocate(31, 256));  // growth
+    run.free(run.allocate(32, 64 * (i % 4 + 1)));  // bounded, a sawtooth
+    run.mark();
+  }
+  ClassifierOptions options;
+  options.leak_min_bytes = 200;  // some of the leaking sites leak less: listed, bounded
+  const SiteJudgements early = run.judge_sites_now(options);
+  const Recording recording = run.finish_with_exit_scan(reachable);
+  ASSERT_FALSE(recording.leaked.empty());
+  const Diagnosis all = classify(recording, options);
+  bool some_leak = false, some_small_leak = false;
+  for (const SiteFinding& f : all.sites) {
+    some_leak = some_leak || f.verdict == Verdict::kLeak;
+    some_small_leak = some_small_leak || (f.verdict == Verdict::kBounded && f.leaked_bytes > 0);
+  }
+  ASSERT_TRUE(some_leak);
+  ASSERT_TRUE(some_small_leak);
+  // The leaks first, by their leaked bytes.
+  std::vector<std::int64_t> leaked;
+  for (const SiteFinding& f : all.sites) {
+    if (f.verdict == Verdict::kLeak) leaked.push_back(f.leaked_bytes);
+  }
+  ASSERT_EQ(all.sites[0].verdict, Verdict::kLeak);
+  EXPECT_TRUE(std::is_sorted(leaked.rbegin(), leaked.rend()));
+  EXPECT_EQ(finding(all, 40).leaked_bytes, 300);
+  for (std::size_t limit = 0; limit <= all.sites.size() + 1; ++limit) {
+    expect_same_diagnosis(classify(recording, options, limit, iteration_words(), early),
+                          classify(recording, options, limit), "limit " + std::to_string(limit));
+  }
+}
+
+// Judgements of other sites than the recording's are refused, not read past their end.
+TEST(Classifier, JudgementsOfAnotherRecordingAreRefused) {
+  SyntheticRun run;
+  run.free(run.allocate(1, 16));
+  const SiteJudgements early = run.judge_sites_now();
+  run.free(run.allocate(5, 16));  // sites 2-5 are new
+  const Recording recording = run.finish();
+  EXPECT_THROW(classify(recording, {}, 10, iteration_words(), early), std::invalid_argument);
 }
 
 }  // namespace

@@ -58,6 +58,10 @@ class SyntheticRun {
     for (const auto& [id, block] : live_) (reachable.contains(id) ? unfreed : leaked).push_back(block);
     return recorder_.finish({clock_, iteration_, event_ + 1}, {}, leaked, unfreed, RunEnd::kExitScan);
   }
+  // The sites judged now, as a program's are while it scans at exit (before finish_with_exit_scan).
+  SiteJudgements judge_sites_now(const ClassifierOptions& options = {}) {
+    return judge_sites(recorder_.as_of({clock_, iteration_, event_ + 1}), options);
+  }
   Diagnosis classify(const ClassifierOptions& options = {}) {
     const Recording recording = finish();
     return tleak::diagnosis::classify(recording, options);

@@ -47,6 +47,7 @@ void AgentSource::reset() {
   limits.one_thread = true;
   recorder_ = std::make_unique<Recorder>(std::vector<AllocatorInfo>{{"malloc", MemorySpace::kHost}}, limits);
   hello_seen_ = user_marks_ = exit_requested_ = reach_started_ = reach_complete_ = stacks_overflowed_ = false;
+  judgements_.reset();
   sites_lately_ = true;
   iteration_ = clock_ = 0;
   live_bytes_ = pending_allocated_ = 0;
@@ -457,8 +458,16 @@ std::vector<std::uint64_t> AgentSource::live_list() const {
   return pairs;
 }
 
+void AgentSource::judge_sites_at_exit(const ClassifierOptions& options) {
+  drain_epoch();
+  judgements_ = std::make_unique<SiteJudgements>(judge_sites(recorder_->as_of({clock_, iteration_, clock_ + 1}), options));
+  judged_clock_ = clock_;
+  judged_iteration_ = iteration_;
+}
+
 Recording AgentSource::finish() {
   drain_epoch();
+  if (clock_ != judged_clock_ || iteration_ != judged_iteration_) judgements_.reset();
   std::vector<BlockInfo> leaked, unfreed;
   const bool scanned = reach_complete_ && sent_list_.size() / 2 == live_.size();
   // Sized before they are filled: grown by doubling, tens of thousands of blocks at a program's

@@ -6,6 +6,7 @@
 #include <limits>
 #include <optional>
 #include <span>
+#include <stdexcept>
 #include <unordered_map>
 
 #include "tleak/allocator_error.h"
@@ -387,38 +388,42 @@ bool constant_at(const SiteRecord& s, std::size_t marks, std::int64_t value) {
 
 }  // namespace
 
-Diagnosis classify(const Recording& rec, const ClassifierOptions& options, std::size_t max_findings,
-                   const StepWords& words) {
-  Diagnosis d;
+namespace {
+
+// The samples' iterations the fits read: the kept marks', and the last mark's when thinning did
+// not keep it (the fit must still reach it).
+std::vector<std::uint64_t> fitted_iterations(const Recording& rec, bool* last_not_kept) {
   std::vector<std::uint64_t> iterations;
-  std::vector<std::int64_t> totals;
-  for (const MarkSample& m : rec.marks) {
-    iterations.push_back(m.iteration);
-    totals.push_back(m.live_bytes);
-  }
-  // Thinning keeps every stride-th mark; the fit must still reach the last one.
-  const bool last_not_kept = !rec.marks.empty() && rec.last_mark.iteration > rec.marks.back().iteration;
-  if (last_not_kept) {
-    iterations.push_back(rec.last_mark.iteration);
-    totals.push_back(rec.last_mark.live_bytes);
-  }
-  d.total_growth = fit_growth(iterations, totals, rec.iterations, options);
-  {
-    RetainedFigures& r = d.total_retained;
-    timeline_figures(r, rec.total_needed, rec.total_dead, rec.peak_live_bytes, rec);
-  }
+  iterations.reserve(rec.marks.size() + 1);
+  for (const MarkSample& m : rec.marks) iterations.push_back(m.iteration);
+  *last_not_kept = !rec.marks.empty() && rec.last_mark.iteration > rec.marks.back().iteration;
+  if (*last_not_kept) iterations.push_back(rec.last_mark.iteration);
+  return iterations;
+}
 
-  const std::vector<EndFigures> ends = end_figures(rec);
-  auto next_end = ends.begin();  // the first pass reads them in site order
-  const bool end_judged = judged_at_end(rec.end);
-  const char* leak_words = rec.end == RunEnd::kExitScan ? "unreachable at exit" : "still allocated after teardown";
-  const char* growth_words = rec.end == RunEnd::kTeardown ? ", freed only at teardown" : "";
+// The figure that orders sites of one verdict, worst first.
+double order_key(Verdict verdict, std::int64_t leaked, const GrowthFigures& g, const RetainedFigures& r,
+                 std::int64_t peak) {
+  switch (verdict) {
+    case Verdict::kLeak: return static_cast<double>(leaked);
+    case Verdict::kGrowth: return g.slope_bytes_per_iteration;
+    case Verdict::kRetained: return static_cast<double>(r.peak_dead_bytes);
+    case Verdict::kBounded: return static_cast<double>(peak);
+  }
+  return 0;
+}
 
+}  // namespace
+
+SiteJudgements judge_sites(const Recording& rec, const ClassifierOptions& options) {
+  SiteJudgements out;
+  bool last_not_kept = false;
+  const std::vector<std::uint64_t> iterations = fitted_iterations(rec, &last_not_kept);
   // A series that does not vary after the warm-up fits the same whatever its level (the fit reads
   // only differences): fitted once, for all such sites.
   const std::size_t marks = rec.marks.size();
   const std::size_t first_fitted = first_after_warmup(iterations, rec.iterations, options);
-  std::optional<GrowthFigures> flat_fit;
+  std::optional<std::uint32_t> flat_fit;
   std::vector<std::int64_t> series;  // the site being fitted's, in one buffer for all of them
   // A site that rose once, after the warm-up, to one level it kept (SiteRecord::varies unset: a
   // module's objects made while it loads, in a program sampled by time) has a series told by when
@@ -437,28 +442,113 @@ Diagnosis classify(const Recording& rec, const ClassifierOptions& options, std::
       return static_cast<std::size_t>(h ^ (h >> 31));
     }
   };
-  std::unordered_map<StepSeries, GrowthFigures, StepSeriesHash> step_fits;
+  std::unordered_map<StepSeries, std::uint32_t, StepSeriesHash> step_fits;
+  const auto fit = [&](GrowthFigures g) {
+    out.fits.push_back(g);
+    return static_cast<std::uint32_t>(out.fits.size() - 1);
+  };
+  out.sites.reserve(rec.sites.size());
+  // A program's site records are a hundred megabytes in the deque's 512-byte blocks, wherever the
+  // heap put each: the processor is asked for the ones a few sites ahead (each spans two or three
+  // lines), or every site would wait for memory (two thirds of this pass's time on the PyTorch loop).
+  constexpr std::size_t kAhead = 8;
+  auto ahead = rec.sites.begin() + static_cast<std::ptrdiff_t>(std::min(kAhead, rec.sites.size()));
+  for (std::size_t i = 0; i < rec.sites.size(); ++i) {
+    if (ahead != rec.sites.end()) {
+      const auto* bytes = reinterpret_cast<const char*>(&*ahead);
+      __builtin_prefetch(bytes);
+      __builtin_prefetch(bytes + 64);
+      __builtin_prefetch(bytes + sizeof(SiteRecord) - 1);
+      ++ahead;
+    }
+    const SiteRecord& s = rec.sites[i];
+    if (const SiteUses* u = s.uses.get()) {
+      out.drag_ops_max = std::max(out.drag_ops_max, u->drag_ops_max);
+      out.drag_iterations_max = std::max(out.drag_iterations_max, u->drag_iterations_max);
+      out.drag_weighted += u->drag_ops_weighted_sum;
+      out.drag_weight += static_cast<double>(u->drag_weight_bytes);
+      out.lifetime_weighted += u->lifetime_ops_weighted_sum;
+    }
+    if (s.allocations == 0) {
+      out.sites.push_back({});
+      continue;
+    }
+    ++out.all.sites;
+    out.all.allocations += s.allocations;
+    out.all.frees += s.frees;
+    out.all.bytes_allocated += static_cast<std::int64_t>(s.bytes_allocated);
+    out.all.final_live_bytes += s.last_mark_live_bytes;
+    std::uint32_t growth = 0;
+    if (flat_after_warmup(s, marks, first_fitted, last_not_kept)) {
+      if (!flat_fit) flat_fit = fit(fit_growth(iterations, std::vector<std::int64_t>(iterations.size(), 0), rec.iterations, options));
+      growth = *flat_fit;
+    } else {
+      const auto fit_own = [&] {
+        s.series_into(marks, series);
+        if (last_not_kept) series.push_back(s.last_mark_live_bytes);
+        return fit(fit_growth(iterations, series, rec.iterations, options));
+      };
+      if (s.varies) {
+        growth = fit_own();
+      } else {
+        const auto [at, fresh] = step_fits.try_emplace({s.first_mark, s.flat_value, last_not_kept ? s.last_mark_live_bytes : 0});
+        if (fresh) at->second = fit_own();
+        growth = at->second;
+      }
+    }
+    const RetainedFigures retained = retained_figures(s, rec);
+    Verdict verdict = Verdict::kBounded;
+    if (is_growth(out.fits[growth], options)) {
+      verdict = Verdict::kGrowth;
+    } else if (is_retained(retained, options)) {
+      verdict = Verdict::kRetained;
+    }
+    out.sites.push_back({order_key(verdict, 0, out.fits[growth], retained, s.peak_live_bytes), growth, verdict, true});
+  }
+  return out;
+}
 
-  // First pass: every site's verdict and the figure that orders it, nothing more (a program can
-  // have a million sites, most of which will only be added up).
-  // Each carries its fit: a vector of every site's would be a hundred megabytes for a program's
-  // million sites, first touched (and zeroed) as it grows, when only the kept ones are read again.
+Diagnosis classify(const Recording& rec, const ClassifierOptions& options, std::size_t max_findings,
+                   const StepWords& words) {
+  return classify(rec, options, max_findings, words, judge_sites(rec, options));
+}
+
+Diagnosis classify(const Recording& rec, const ClassifierOptions& options, std::size_t max_findings,
+                   const StepWords& words, const SiteJudgements& sites) {
+  if (sites.sites.size() != rec.sites.size()) {
+    throw std::invalid_argument("site judgements of another recording (" + std::to_string(sites.sites.size()) +
+                                " sites, the recording has " + std::to_string(rec.sites.size()) + ")");
+  }
+  Diagnosis d;
+  bool last_not_kept = false;
+  const std::vector<std::uint64_t> iterations = fitted_iterations(rec, &last_not_kept);
+  std::vector<std::int64_t> totals;
+  totals.reserve(iterations.size());
+  for (const MarkSample& m : rec.marks) totals.push_back(m.live_bytes);
+  if (last_not_kept) totals.push_back(rec.last_mark.live_bytes);
+  d.total_growth = fit_growth(iterations, totals, rec.iterations, options);
+  timeline_figures(d.total_retained, rec.total_needed, rec.total_dead, rec.peak_live_bytes, rec);
+  d.total_retained.drag_ops_max = sites.drag_ops_max;
+  d.total_retained.drag_iterations_max = sites.drag_iterations_max;
+  d.total_retained.drag_ops_mean = sites.drag_weight == 0 ? 0 : sites.drag_weighted / sites.drag_weight;
+  d.total_retained.drag_share = sites.lifetime_weighted <= 0 ? 0 : sites.drag_weighted / sites.lifetime_weighted;
+
+  const std::vector<EndFigures> ends = end_figures(rec);
+  auto next_end = ends.begin();  // the pass reads them in site order
+  const bool end_judged = judged_at_end(rec.end);
+  const char* leak_words = rec.end == RunEnd::kExitScan ? "unreachable at exit" : "still allocated after teardown";
+  const char* growth_words = rec.end == RunEnd::kTeardown ? ", freed only at teardown" : "";
+  const std::size_t marks = rec.marks.size();
+
+  // The pass over every site: its verdict, now that the blocks left at the end are known, and the
+  // figure that orders it, nothing more (a program can have a million sites, most of which will
+  // only be added up).
   struct Judged {
     std::uint32_t index;    // into rec.sites
     Verdict verdict;
     bool must_list;         // not bounded, or with leaked bytes (below the leak threshold)
     double key;
-    GrowthFigures growth;
-  };
-  const auto key = [](Verdict verdict, std::int64_t leaked, const GrowthFigures& g, const RetainedFigures& r,
-                      std::int64_t peak) -> double {
-    switch (verdict) {
-      case Verdict::kLeak: return static_cast<double>(leaked);
-      case Verdict::kGrowth: return g.slope_bytes_per_iteration;
-      case Verdict::kRetained: return static_cast<double>(r.peak_dead_bytes);
-      case Verdict::kBounded: return static_cast<double>(peak);
-    }
-    return 0;
+    std::uint32_t growth;   // into sites.fits
   };
   // Worst first; within a verdict, the largest figure of that verdict first, then in site order.
   const auto worse = [](const Judged& a, const Judged& b) {
@@ -475,65 +565,19 @@ Diagnosis classify(const Recording& rec, const ClassifierOptions& options, std::
   const auto omit = [&](const Judged& j) {
     largest_omitted_peak = std::max(largest_omitted_peak, static_cast<std::int64_t>(j.key));
   };
-  // Sums over every site, taken in this one pass over them (a million sites are a hundred
-  // megabytes: each pass costs its reading): the run's drag, and what omitted sites add up to.
-  double drag_weighted = 0, drag_weight = 0, lifetime_weighted = 0;
-  OmittedSites all;
-  // A program's site records are a hundred megabytes in the deque's 512-byte blocks, wherever the
-  // heap put each: the processor is asked for the ones a few sites ahead (each spans two or three
-  // lines), or every site would wait for memory (two thirds of this pass's time on the PyTorch loop).
-  constexpr std::size_t kAhead = 8;
-  auto ahead = rec.sites.begin() + static_cast<std::ptrdiff_t>(std::min(kAhead, rec.sites.size()));
-  for (std::size_t i = 0; i < rec.sites.size(); ++i) {
-    if (ahead != rec.sites.end()) {
-      const auto* bytes = reinterpret_cast<const char*>(&*ahead);
-      __builtin_prefetch(bytes);
-      __builtin_prefetch(bytes + 64);
-      __builtin_prefetch(bytes + sizeof(SiteRecord) - 1);
-      ++ahead;
-    }
-    const SiteRecord& s = rec.sites[i];
-    if (const SiteUses* u = s.uses.get()) {
-      RetainedFigures& r = d.total_retained;
-      r.drag_ops_max = std::max(r.drag_ops_max, u->drag_ops_max);
-      r.drag_iterations_max = std::max(r.drag_iterations_max, u->drag_iterations_max);
-      drag_weighted += u->drag_ops_weighted_sum;
-      drag_weight += static_cast<double>(u->drag_weight_bytes);
-      lifetime_weighted += u->lifetime_ops_weighted_sum;
-    }
-    if (s.allocations == 0) continue;
+  // What every site adds up to (the blocks left at the end aside, added here): the omitted
+  // sites' figures are these less the listed ones'.
+  OmittedSites all = sites.all;
+  for (std::size_t i = 0; i < sites.sites.size(); ++i) {
+    const SiteJudgements::Site& site = sites.sites[i];
+    if (!site.allocated) continue;
     while (next_end != ends.end() && next_end->site < i) ++next_end;
     const EndFigures end = next_end != ends.end() && next_end->site == i ? *next_end : EndFigures{};
-    add_up(all, s, end.unfreed_bytes, end_judged);
-    GrowthFigures growth;
-    if (flat_after_warmup(s, marks, first_fitted, last_not_kept)) {
-      if (!flat_fit) flat_fit = fit_growth(iterations, std::vector<std::int64_t>(iterations.size(), 0), rec.iterations, options);
-      growth = *flat_fit;
-    } else {
-      const auto fit_own = [&] {
-        s.series_into(marks, series);
-        if (last_not_kept) series.push_back(s.last_mark_live_bytes);
-        return fit_growth(iterations, series, rec.iterations, options);
-      };
-      if (s.varies) {
-        growth = fit_own();
-      } else {
-        const auto [at, fresh] = step_fits.try_emplace({s.first_mark, s.flat_value, last_not_kept ? s.last_mark_live_bytes : 0});
-        if (fresh) at->second = fit_own();
-        growth = at->second;
-      }
-    }
-    const RetainedFigures retained = retained_figures(s, rec);
-    Verdict verdict = Verdict::kBounded;
-    if (end.leaked_bytes >= options.leak_min_bytes) {
-      verdict = Verdict::kLeak;
-    } else if (is_growth(growth, options)) {
-      verdict = Verdict::kGrowth;
-    } else if (is_retained(retained, options)) {
-      verdict = Verdict::kRetained;
-    }
+    (end_judged ? all.reachable_at_exit_bytes : all.unjudged_at_exit_bytes) += end.unfreed_bytes;
+    const bool leak = end.leaked_bytes >= options.leak_min_bytes;
+    const Verdict verdict = leak ? Verdict::kLeak : site.verdict;
     const Judged j{static_cast<std::uint32_t>(i), verdict, verdict != Verdict::kBounded || end.leaked_bytes > 0,
-                   key(verdict, end.leaked_bytes, growth, retained, s.peak_live_bytes), growth};
+                   leak ? static_cast<double>(end.leaked_bytes) : site.key, site.growth};
     if (j.must_list) {
       judged.push_back(j);
     } else if (candidates.size() < max_findings) {
@@ -548,9 +592,6 @@ Diagnosis classify(const Recording& rec, const ClassifierOptions& options, std::
       omit(j);
     }
   }
-
-  d.total_retained.drag_ops_mean = drag_weight == 0 ? 0 : drag_weighted / drag_weight;
-  d.total_retained.drag_share = lifetime_weighted <= 0 ? 0 : drag_weighted / lifetime_weighted;
 
   // Listed: every site that must be, and as many of the worst others as leave at most
   // `max_findings` (all of those that must be listed, if they are more).
@@ -596,7 +637,7 @@ Diagnosis classify(const Recording& rec, const ClassifierOptions& options, std::
     f.leaked_blocks = end.leaked_blocks;
     f.unfreed_bytes = end.unfreed_bytes;
     f.unfreed_blocks = end.unfreed_blocks;
-    f.growth = j.growth;
+    f.growth = sites.fits[j.growth];
     f.retained = retained_figures(s, rec);
     // A series that is the final value throughout is left empty (SiteFinding::mark_live_bytes).
     if (!constant_at(s, marks, f.final_live_bytes)) f.mark_live_bytes = s.series(marks);

@@ -20,9 +20,14 @@ struct State {
   bool active = false;
   std::chrono::steady_clock::time_point last;
   std::string line = "tleak end profile (ms):";
+  std::string aside;  // steps timed apart (time_aside)
+  // The last step, "rest", runs from the last lap to here: the report renamed into place, the
+  // summary printed, what main() destroys as it returns.
   ~State() {
-    if (active) { line += " tail " + std::to_string(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - last).count()); }
-    if (active) std::fprintf(stderr, "%s\n", line.c_str());
+    if (!active) return;
+    std::fprintf(stderr, "%s rest %.1f;%s\n", line.c_str(),
+                 std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - last).count(),
+                 aside.c_str());
   }
 };
 inline State& state() {
@@ -43,9 +48,23 @@ inline void lap(const char* step) {
   s.line += figure;
   s.last = now;
 }
+// Runs `work`, its time a step of its own (done before the end, not counted in its laps).
+template <class Work>
+void time_aside(const char* step, Work&& work) {
+  const auto begun = std::chrono::steady_clock::now();
+  work();
+  char figure[96];
+  std::snprintf(figure, sizeof figure, " (%s %.1f)", step,
+                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - begun).count());
+  state().aside += figure;
+}
 #else
 inline void start() {}
 inline void lap(const char*) {}
+template <class Work>
+void time_aside(const char*, Work&& work) {
+  work();
+}
 #endif
 
 }  // namespace tleak::diagnosis::end_profile

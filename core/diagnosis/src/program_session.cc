@@ -312,7 +312,7 @@ Report run_program(const ProgramOptions& o) {
   bool answered_exit = false;
   bool fence_asked = false;
   const auto make_report = [&](const Recording& rec, Report& out, const std::optional<std::string>& snapshot,
-                               Symbolizer& symbolizer) {
+                               Symbolizer& symbolizer, const SiteJudgements* judged) {
     out.thresholds = o.thresholds;
     // The image the recording is about: the command, or what it exec'd into.
     out.run.scenario = file_name(source.executable().empty() ? o.command[0] : source.executable());
@@ -334,14 +334,14 @@ Report run_program(const ProgramOptions& o) {
     info.exit_scan_root_bytes = info.exit_scan ? static_cast<std::int64_t>(source.reach_root_bytes()) : 0;
     out.run.program = info;
     fill_report(out, rec, o.thresholds, {}, [&source](SiteId s) { return source.stack(s); },
-                [&](std::uintptr_t word) { return source.resolve(word, symbolizer); }, o.focus, o.max_sites);
+                [&](std::uintptr_t word) { return source.resolve(word, symbolizer); }, o.focus, o.max_sites, judged);
     out.run.duration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   };
   source.on_snapshot = [&](const std::string& name) {
     if (!o.on_snapshot) return;
     Report snap;
     note_modules();
-    preparer->with_symbolizer([&](Symbolizer& symbolizer) { make_report(source.snapshot(), snap, name, symbolizer); });
+    preparer->with_symbolizer([&](Symbolizer& symbolizer) { make_report(source.snapshot(), snap, name, symbolizer, nullptr); });
     o.on_snapshot(snap);
   };
   source.on_fence = [&] {
@@ -376,6 +376,7 @@ Report run_program(const ProgramOptions& o) {
       if (source.exit_requested() && !answered_exit) {
         answered_exit = true;
         send_live_list(ours.get(), source.live_list());
+        end_profile::time_aside("sites judged during the exit scan", [&] { source.judge_sites_at_exit(o.thresholds); });
       }
       // The budget guard wants an exact figure as soon as the unordered records may pass it; a
       // long backlog of them is ordered sooner rather than at the next sample.
@@ -447,7 +448,7 @@ Report run_program(const ProgramOptions& o) {
         if (site < finished->sites.size()) stackless += finished->sites[site].allocations;
       }
     }
-    make_report(*finished, report, std::nullopt, *symbolizer);
+    make_report(*finished, report, std::nullopt, *symbolizer, source.site_judgements());
   };
   const bool answered_before_exit = !child.exited;
   if (answered_before_exit) {

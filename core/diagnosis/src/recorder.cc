@@ -186,6 +186,12 @@ Recording Recorder::snapshot(Stamp now) const {
   return copy;
 }
 
+const Recording& Recorder::as_of(Stamp at) {
+  const auto lock = hold();
+  recording_.ended_at = at;
+  return recording_;
+}
+
 Recording Recorder::finish(Stamp at, const std::vector<AllocatorStats>& stats,
                            const std::vector<BlockInfo>& still_live, const std::vector<BlockInfo>& unfreed,
                            RunEnd end) {

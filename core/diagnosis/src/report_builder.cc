@@ -129,9 +129,10 @@ void fill_findings(Report& report, const Recording& rec, const Diagnosis& diagno
 
 void fill_report(Report& report, const Recording& recording, const ClassifierOptions& options,
                  const std::vector<AllocatorStats>& stats, const SiteStack& stack, const FrameResolver& resolve,
-                 const std::string& focus, std::size_t max_sites) {
+                 const std::string& focus, std::size_t max_sites, const SiteJudgements* judged) {
   fill_totals(report, recording, stats);
-  Diagnosis diagnosis = classify(recording, options, max_sites, step_words(report.run));
+  Diagnosis diagnosis = judged != nullptr ? classify(recording, options, max_sites, step_words(report.run), *judged)
+                                          : classify(recording, options, max_sites, step_words(report.run));
   end_profile::lap("classify");
   fill_findings(report, recording, diagnosis, stack, resolve, focus);
   end_profile::lap("findings");

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "tleak/agent/protocol.h"
+#include "tleak/diagnosis/classifier.h"
 #include "tleak/diagnosis/live_table.h"
 #include "tleak/diagnosis/recorder.h"
 #include "tleak/diagnosis/stack_keys.h"
@@ -84,9 +85,16 @@ class AgentSource {
   bool reach_continues() const { return reach_started_ && !reach_complete_; }
   std::uint64_t reach_root_bytes() const { return reach_root_bytes_; }
 
+  // Judges the sites (judge_sites) as they stand once the program asked to exit: its exit scan
+  // takes tens of milliseconds, in which tleak has nothing else to do.
+  void judge_sites_at_exit(const ClassifierOptions& options);
   // Ends the recording. With a complete reach answer, unreachable blocks are leaks and the rest
   // reachable at exit; without one, nothing left is judged.
   Recording finish();
+  // After finish(): judge_sites_at_exit()'s judgements while they are of its recording, else null
+  // (none were made, or records came after them: a thread still inside the agent as the program
+  // exited).
+  const SiteJudgements* site_judgements() const { return judgements_.get(); }
   Recording snapshot() const;
 
   std::vector<std::uintptr_t> stack(SiteId site) const;
@@ -203,6 +211,8 @@ class AgentSource {
   std::uint64_t reach_expected_ = 0;
   bool reach_started_ = false, reach_complete_ = false;
   std::uint64_t reach_root_bytes_ = 0;
+  std::unique_ptr<SiteJudgements> judgements_;
+  std::uint64_t judged_clock_ = 0, judged_iteration_ = 0;  // the recording they are of
 };
 
 }  // namespace tleak::diagnosis

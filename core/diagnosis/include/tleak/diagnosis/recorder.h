@@ -200,6 +200,9 @@ class Recorder final : public EventSink {
                    RunEnd end = RunEnd::kTeardown);
   // The recording so far, as if it ended now with nothing leaked; the recorder goes on.
   Recording snapshot(Stamp now) const;
+  // The recording as it stands, its end set to `at` as finish() would set it, not copied: for a
+  // reader while no event comes (a program's sites judged while it scans at exit).
+  const Recording& as_of(Stamp at);
 
  private:
   std::size_t allocator_index(AllocatorId allocator) const;

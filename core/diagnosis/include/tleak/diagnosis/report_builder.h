@@ -27,9 +27,11 @@ using FrameResolver = std::function<Frame(std::uintptr_t)>;
 // A thousand: more than anyone reads, and a program that makes hundreds of thousands of stacks
 // (importing PyTorch) would otherwise spend most of its report on sites of a few bytes.
 inline constexpr std::size_t kDefaultMaxSites = 1000;
+// `judged`: the recording's sites judged before its end (classify), or null.
 void fill_report(Report& report, const Recording& recording, const ClassifierOptions& options,
                  const std::vector<AllocatorStats>& stats, const SiteStack& stack, const FrameResolver& resolve,
-                 const std::string& focus = "", std::size_t max_sites = kDefaultMaxSites);
+                 const std::string& focus = "", std::size_t max_sites = kDefaultMaxSites,
+                 const SiteJudgements* judged = nullptr);
 
 // The untracked baseline: only the allocators' own figures.
 void fill_untracked_totals(Report& report, const std::vector<AllocatorInfo>& allocators,
