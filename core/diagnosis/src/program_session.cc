@@ -457,6 +457,7 @@ Report run_program(const ProgramOptions& o) {
     // memory: 10 ms of a PyTorch program's), not after.
     build_report();
     serve(false);
+    end_profile::lap("the program's exit waited for");
   }
   // Whatever the program sent before it ended is in the socket: nothing else can write to it.
   read_messages(false);
