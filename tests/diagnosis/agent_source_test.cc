@@ -252,7 +252,7 @@ TEST(AgentSource, SitesJudgedAtExitAreKeptOnlyWhileNothingChangedTheRecording) {
     source.consume(m.bytes());
     ASSERT_TRUE(source.exit_requested());
     source.live_list();
-    source.judge_sites_at_exit({});
+    source.judge_sites_at_exit({}, 10);
     // Before the answer: a thread still inside the agent as the program exited.
     if (late_record) source.consume(Message().add(free_of(3, 0x1000)).bytes());
     const Recording rec = source.finish();

@@ -525,7 +525,11 @@ TEST(Classifier, SitesJudgedBeforeTheExitScanGiveTheSameDiagnosis) {
   }
   ClassifierOptions options;
   options.leak_min_bytes = 200;  // some of the leaking sites leak less: listed, bounded
-  const SiteJudgements early = run.judge_sites_now(options);
+  // How many of the best bounded sites the judgements keep: none (every site is read again), as
+  // many as listed (too few once leaked bytes list some anyway: read again), with room, all.
+  const std::vector<std::size_t> kept = {0, 1, 5, 12, 12 + kBestBoundedSpare, SIZE_MAX};
+  std::vector<SiteJudgements> early;
+  for (const std::size_t k : kept) early.push_back(run.judge_sites_now(options, k));
   const Recording recording = run.finish_with_exit_scan(reachable);
   ASSERT_FALSE(recording.leaked.empty());
   const Diagnosis all = classify(recording, options);
@@ -545,8 +549,17 @@ TEST(Classifier, SitesJudgedBeforeTheExitScanGiveTheSameDiagnosis) {
   EXPECT_TRUE(std::is_sorted(leaked.rbegin(), leaked.rend()));
   EXPECT_EQ(finding(all, 40).leaked_bytes, 300);
   for (std::size_t limit = 0; limit <= all.sites.size() + 1; ++limit) {
-    expect_same_diagnosis(classify(recording, options, limit, iteration_words(), early),
-                          classify(recording, options, limit), "limit " + std::to_string(limit));
+    // Every site read again: the reference.
+    const Diagnosis reference = classify(recording, options, limit, iteration_words(), judge_sites(recording, options, 0));
+    expect_same_diagnosis(classify(recording, options, limit), reference, "limit " + std::to_string(limit));
+    for (std::size_t k = 0; k < kept.size(); ++k) {
+      const std::string context = "limit " + std::to_string(limit) + ", best kept " + std::to_string(kept[k]);
+      expect_same_diagnosis(classify(recording, options, limit, iteration_words(), early[k]), reference,
+                            context + ", judged early");
+      expect_same_diagnosis(
+          classify(recording, options, limit, iteration_words(), judge_sites(recording, options, kept[k])), reference,
+          context);
+    }
   }
 }
 

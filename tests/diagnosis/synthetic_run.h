@@ -59,8 +59,8 @@ class SyntheticRun {
     return recorder_.finish({clock_, iteration_, event_ + 1}, {}, leaked, unfreed, RunEnd::kExitScan);
   }
   // The sites judged now, as a program's are while it scans at exit (before finish_with_exit_scan).
-  SiteJudgements judge_sites_now(const ClassifierOptions& options = {}) {
-    return judge_sites(recorder_.as_of({clock_, iteration_, event_ + 1}), options);
+  SiteJudgements judge_sites_now(const ClassifierOptions& options = {}, std::size_t best_bounded_wanted = SIZE_MAX) {
+    return judge_sites(recorder_.as_of({clock_, iteration_, event_ + 1}), options, best_bounded_wanted);
   }
   Diagnosis classify(const ClassifierOptions& options = {}) {
     const Recording recording = finish();

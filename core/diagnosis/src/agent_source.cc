@@ -458,9 +458,10 @@ std::vector<std::uint64_t> AgentSource::live_list() const {
   return pairs;
 }
 
-void AgentSource::judge_sites_at_exit(const ClassifierOptions& options) {
+void AgentSource::judge_sites_at_exit(const ClassifierOptions& options, std::size_t max_findings) {
   drain_epoch();
-  judgements_ = std::make_unique<SiteJudgements>(judge_sites(recorder_->as_of({clock_, iteration_, clock_ + 1}), options));
+  const std::size_t wanted = max_findings < SIZE_MAX - kBestBoundedSpare ? max_findings + kBestBoundedSpare : SIZE_MAX;
+  judgements_ = std::make_unique<SiteJudgements>(judge_sites(recorder_->as_of({clock_, iteration_, clock_ + 1}), options, wanted));
   judged_clock_ = clock_;
   judged_iteration_ = iteration_;
 }

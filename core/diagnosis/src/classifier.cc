@@ -415,8 +415,16 @@ double order_key(Verdict verdict, std::int64_t leaked, const GrowthFigures& g, c
 
 }  // namespace
 
-SiteJudgements judge_sites(const Recording& rec, const ClassifierOptions& options) {
+SiteJudgements judge_sites(const Recording& rec, const ClassifierOptions& options,
+                           std::size_t best_bounded_wanted) {
   SiteJudgements out;
+  // The best bounded sites so far, a heap whose front is the least of them, the first to give way.
+  struct Best {
+    double key;
+    std::uint32_t index;
+  };
+  const auto better = [](const Best& a, const Best& b) { return a.key != b.key ? a.key > b.key : a.index < b.index; };
+  std::vector<Best> best;
   bool last_not_kept = false;
   const std::vector<std::uint64_t> iterations = fitted_iterations(rec, &last_not_kept);
   // A series that does not vary after the warm-up fits the same whatever its level (the fit reads
@@ -503,14 +511,42 @@ SiteJudgements judge_sites(const Recording& rec, const ClassifierOptions& option
     } else if (is_retained(retained, options)) {
       verdict = Verdict::kRetained;
     }
-    out.sites.push_back({order_key(verdict, 0, out.fits[growth], retained, s.peak_live_bytes), growth, verdict, true});
+    const double key = order_key(verdict, 0, out.fits[growth], retained, s.peak_live_bytes);
+    out.sites.push_back({key, growth, verdict});
+    if (verdict != Verdict::kBounded) {
+      out.unbounded.push_back(static_cast<std::uint32_t>(i));
+      continue;
+    }
+    ++out.bounded;
+    const Best b{key, static_cast<std::uint32_t>(i)};
+    if (best.size() < best_bounded_wanted) {
+      best.push_back(b);
+      std::push_heap(best.begin(), best.end(), better);
+    } else if (!best.empty() && better(b, best.front())) {
+      std::pop_heap(best.begin(), best.end(), better);
+      best.back() = b;
+      std::push_heap(best.begin(), best.end(), better);
+    }
+  }
+  std::sort_heap(best.begin(), best.end(), better);
+  out.best_bounded.reserve(best.size());
+  for (const Best& b : best) out.best_bounded.push_back(b.index);
+  return out;
+}
+
+std::vector<SiteId> likely_findings(const SiteJudgements& sites, std::size_t max_findings) {
+  std::vector<SiteId> out;
+  for (const std::uint32_t i : sites.unbounded) out.push_back(SiteId(i));
+  for (std::size_t k = 0; k < sites.best_bounded.size() && out.size() < max_findings; ++k) {
+    out.push_back(SiteId(sites.best_bounded[k]));
   }
   return out;
 }
 
 Diagnosis classify(const Recording& rec, const ClassifierOptions& options, std::size_t max_findings,
                    const StepWords& words) {
-  return classify(rec, options, max_findings, words, judge_sites(rec, options));
+  const std::size_t wanted = max_findings < SIZE_MAX - kBestBoundedSpare ? max_findings + kBestBoundedSpare : SIZE_MAX;
+  return classify(rec, options, max_findings, words, judge_sites(rec, options, wanted));
 }
 
 Diagnosis classify(const Recording& rec, const ClassifierOptions& options, std::size_t max_findings,
@@ -556,28 +592,64 @@ Diagnosis classify(const Recording& rec, const ClassifierOptions& options, std::
     if (a.key != b.key) return a.key > b.key;
     return a.index < b.index;
   };
-  // Sites that must be listed, and the worst `max_findings` of the others so far (a heap whose
-  // front is the least bad, the first to give way): past `max_findings` listed, the smallest
-  // bounded sites are only added up, and a program's million sites are never all held (the vector
-  // of them, and its copies as it grew, was most of a PyTorch report's time in page faults).
+  // Sites that must be listed (not bounded, or with leaked bytes), and as many of the worst others
+  // as leave at most `max_findings` listed (none, if those that must be are more); the others are
+  // omitted, only added up.
   std::vector<Judged> judged, candidates;
-  std::int64_t largest_omitted_peak = 0;
-  const auto omit = [&](const Judged& j) {
-    largest_omitted_peak = std::max(largest_omitted_peak, static_cast<std::int64_t>(j.key));
-  };
+  std::int64_t largest_omitted_peak = 0;  // of the omitted sites (bounded: their key is their peak)
   // What every site adds up to (the blocks left at the end aside, added here): the omitted
   // sites' figures are these less the listed ones'.
   OmittedSites all = sites.all;
-  for (std::size_t i = 0; i < sites.sites.size(); ++i) {
+  for (const EndFigures& e : ends) (end_judged ? all.reachable_at_exit_bytes : all.unjudged_at_exit_bytes) += e.unfreed_bytes;
+  const auto judged_with_end = [&](std::uint32_t i, const EndFigures& end) {
     const SiteJudgements::Site& site = sites.sites[i];
-    if (!site.allocated) continue;
-    while (next_end != ends.end() && next_end->site < i) ++next_end;
-    const EndFigures end = next_end != ends.end() && next_end->site == i ? *next_end : EndFigures{};
-    (end_judged ? all.reachable_at_exit_bytes : all.unjudged_at_exit_bytes) += end.unfreed_bytes;
     const bool leak = end.leaked_bytes >= options.leak_min_bytes;
     const Verdict verdict = leak ? Verdict::kLeak : site.verdict;
-    const Judged j{static_cast<std::uint32_t>(i), verdict, verdict != Verdict::kBounded || end.leaked_bytes > 0,
-                   leak ? static_cast<double>(end.leaked_bytes) : site.key, site.growth};
+    return Judged{i, verdict, verdict != Verdict::kBounded || end.leaked_bytes > 0,
+                  leak ? static_cast<double>(end.leaked_bytes) : site.key, site.growth};
+  };
+  // From the judgements' order: only the sites with blocks left at the end are looked at again.
+  // False, and nothing kept, when the best bounded sites they hold are too few to fill the listing
+  // and say which omitted one comes first (then every site is read again, below).
+  const auto from_best = [&] {
+    for (const std::uint32_t i : sites.unbounded) judged.push_back(judged_with_end(i, end_of(ends, i)));
+    for (const EndFigures& e : ends) {
+      if (e.leaked_bytes > 0 && sites.sites[e.site].verdict == Verdict::kBounded) {
+        judged.push_back(judged_with_end(static_cast<std::uint32_t>(e.site), e));
+      }
+    }
+    const std::size_t room = max_findings > judged.size() ? max_findings - judged.size() : 0;
+    bool omitted_found = false;
+    for (const std::uint32_t i : sites.best_bounded) {
+      if (end_of(ends, i).leaked_bytes > 0) continue;  // listed above
+      if (candidates.size() < room) {
+        candidates.push_back({i, Verdict::kBounded, false, sites.sites[i].key, sites.sites[i].growth});
+      } else {
+        largest_omitted_peak = static_cast<std::int64_t>(sites.sites[i].key);
+        omitted_found = true;
+        break;
+      }
+    }
+    // Bounded sites past the best ones kept would be listed, or one of them omitted first.
+    if (!omitted_found && sites.best_bounded.size() < sites.bounded) {
+      judged.clear();
+      candidates.clear();
+      return false;
+    }
+    return true;
+  };
+  if (!from_best()) {
+  // Every site: the worst `max_findings` of those not bound to be listed so far in a heap whose
+  // front is the least bad, the first to give way.
+  const auto omit = [&](const Judged& j) {
+    largest_omitted_peak = std::max(largest_omitted_peak, static_cast<std::int64_t>(j.key));
+  };
+  for (std::size_t i = 0; i < sites.sites.size(); ++i) {
+    const SiteJudgements::Site& site = sites.sites[i];
+    if (!site.allocated()) continue;
+    while (next_end != ends.end() && next_end->site < i) ++next_end;
+    const EndFigures end = next_end != ends.end() && next_end->site == i ? *next_end : EndFigures{};
+    const Judged j = judged_with_end(static_cast<std::uint32_t>(i), end);
     if (j.must_list) {
       judged.push_back(j);
     } else if (candidates.size() < max_findings) {
@@ -599,6 +671,7 @@ Diagnosis classify(const Recording& rec, const ClassifierOptions& options, std::
     omit(candidates.front());
     std::pop_heap(candidates.begin(), candidates.end(), worse);
     candidates.pop_back();
+  }
   }
   judged.insert(judged.end(), candidates.begin(), candidates.end());
   if (all.sites > judged.size()) {

@@ -85,15 +85,16 @@ class AgentSource {
   bool reach_continues() const { return reach_started_ && !reach_complete_; }
   std::uint64_t reach_root_bytes() const { return reach_root_bytes_; }
 
-  // Judges the sites (judge_sites) as they stand once the program asked to exit: its exit scan
-  // takes tens of milliseconds, in which tleak has nothing else to do.
-  void judge_sites_at_exit(const ClassifierOptions& options);
+  // Judges the sites (judge_sites) as they stand once the program asked to exit, for a report of at
+  // most `max_findings` sites: its exit scan takes tens of milliseconds, in which tleak has nothing
+  // else to do.
+  void judge_sites_at_exit(const ClassifierOptions& options, std::size_t max_findings);
   // Ends the recording. With a complete reach answer, unreachable blocks are leaks and the rest
   // reachable at exit; without one, nothing left is judged.
   Recording finish();
-  // After finish(): judge_sites_at_exit()'s judgements while they are of its recording, else null
-  // (none were made, or records came after them: a thread still inside the agent as the program
-  // exited).
+  // judge_sites_at_exit()'s judgements, or null; after finish(), only while they are of its
+  // recording (else null: records came after them, from a thread still inside the agent as the
+  // program exited).
   const SiteJudgements* site_judgements() const { return judgements_.get(); }
   Recording snapshot() const;
 

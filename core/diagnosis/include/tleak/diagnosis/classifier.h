@@ -130,19 +130,26 @@ GrowthFigures fit_growth(const std::vector<std::uint64_t>& iterations,
                          const ClassifierOptions& options);
 
 // What the classifier reads of every site but the blocks it left at the end: its verdict short of
-// a leak, the figure that orders it, its growth fit, and the sums over all sites. These need the
-// sites' timelines only, whole once a program asks to exit, while the blocks left are judged last
-// (the exit scan's answer): made while the program scans, they leave a pass over 16 bytes a site,
-// not over the sites' records (a PyTorch program's 686,000: 18 ms), for after it.
+// a leak, the figure that orders it, its growth fit, the sums over all sites, and which sites come
+// first. These need the sites' timelines only, whole once a program asks to exit, while the blocks
+// left are judged last (the exit scan's answer): made while the program scans, they leave for after
+// it the few sites the blocks left change, not a pass over the sites (a PyTorch program's 686,000:
+// 18 ms).
 struct SiteJudgements {
+  // 16 bytes: a million sites' are read in one pass.
   struct Site {
-    double key = 0;             // orders the site within its verdict (SiteJudgements::verdict's)
-    std::uint32_t growth = 0;   // its fit, in `fits`
-    Verdict verdict = Verdict::kBounded;  // growth, retained or bounded
-    bool allocated = false;     // false: a site without allocations, no finding
+    static constexpr std::uint32_t kNoAllocations = UINT32_MAX;
+    double key = 0;                        // orders the site within its verdict
+    std::uint32_t growth = kNoAllocations;  // its fit, in `fits`; kNoAllocations: no finding
+    Verdict verdict = Verdict::kBounded;   // growth, retained or bounded
+    bool allocated() const { return growth != kNoAllocations; }
   };
   std::vector<Site> sites;  // by SiteId, as Recording::sites
   std::vector<GrowthFigures> fits;  // each distinct fit once (most sites share the flat one)
+  // The growth and retained sites, always listed, and the best `best_bounded_wanted` bounded ones,
+  // worst first (largest peak, then lowest id): the listing but for the blocks left at the end.
+  std::vector<std::uint32_t> unbounded, best_bounded;
+  std::size_t bounded = 0;  // bounded sites with allocations, best_bounded's or not
   // Over every site: the drag figures, and what the sites add up to save their blocks left at the
   // end (OmittedSites's reachable_at_exit_bytes and unjudged_at_exit_bytes stay 0 here).
   std::uint64_t drag_ops_max = 0, drag_iterations_max = 0;
@@ -152,7 +159,18 @@ struct SiteJudgements {
 // Of a recording whose sites and marks will not change: a finished one, or one whose end is still
 // to come when it has no uses (RecorderLimits::uses_reported unset, a program's: then
 // Recorder::finish changes no site, where with uses it adds the blocks left to their sites' drag).
-SiteJudgements judge_sites(const Recording& recording, const ClassifierOptions& options);
+// `best_bounded_wanted`: how many of the best bounded sites to keep in order; classify() with at
+// most `max_findings` needs max_findings plus one for each of those that the blocks left will list
+// anyway (leaked bytes), or it reads every site again.
+SiteJudgements judge_sites(const Recording& recording, const ClassifierOptions& options,
+                           std::size_t best_bounded_wanted);
+// Room for the bounded sites among the best that leaked bytes take out of the running.
+inline constexpr std::size_t kBestBoundedSpare = 256;
+
+// The sites classify() lists, worst first, when no block is left leaked: those it lists then, less
+// the smallest bounded ones that sites with leaked bytes push out. To get ready ahead (their frames'
+// symbols).
+std::vector<SiteId> likely_findings(const SiteJudgements& sites, std::size_t max_findings);
 
 // Every site with an allocation gets a finding, worst first, up to `max_findings`; past that, the
 // bounded sites with the smallest peaks are added up in Diagnosis::omitted (leak, growth and
