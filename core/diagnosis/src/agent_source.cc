@@ -445,15 +445,21 @@ void AgentSource::fence(std::uint16_t kind, const unsigned char* at, std::uint32
 std::vector<std::uint64_t> AgentSource::live_list() const {
   std::vector<std::uint64_t> pairs;
   pairs.reserve(live_.size() * 2);
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> sorted;
+  std::vector<std::pair<std::uint64_t, Live>> sorted;
   sorted.reserve(live_.size());
-  live_.for_each([&](std::uint64_t address, const Live& live) { sorted.emplace_back(address, live.size); });
-  std::sort(sorted.begin(), sorted.end());
-  for (const auto& [address, size] : sorted) {
+  live_.for_each([&](std::uint64_t address, const Live& live) { sorted.emplace_back(address, live); });
+  std::sort(sorted.begin(), sorted.end(),
+            [](const std::pair<std::uint64_t, Live>& a, const std::pair<std::uint64_t, Live>& b) { return a.first < b.first; });
+  sent_live_.clear();
+  sent_live_.reserve(sorted.size());
+  for (const auto& [address, live] : sorted) {
     pairs.push_back(address);
-    pairs.push_back(size);
+    pairs.push_back(live.size);
+    sent_live_.push_back(live);
   }
   sent_list_ = pairs;
+  listed_clock_ = clock_;
+  listed_iteration_ = iteration_;
   list_sent_ = true;
   return pairs;
 }
@@ -478,9 +484,10 @@ Recording AgentSource::finish() {
     for (std::size_t i = 0; i < sent_list_.size() / 2; ++i) reachable_count += (reach_bytes_[i / 8] >> (i % 8)) & 1;
     unfreed.reserve(reachable_count);
     leaked.reserve(sent_list_.size() / 2 - reachable_count);
+    const bool unchanged = clock_ == listed_clock_ && iteration_ == listed_iteration_;
     for (std::size_t i = 0; i < sent_list_.size() / 2; ++i) {
       const std::uint64_t address = sent_list_[2 * i];
-      const Live* live = live_.find(address);
+      const Live* live = unchanged ? &sent_live_[i] : live_.find(address);
       if (live == nullptr) continue;
       const bool reachable = (reach_bytes_[i / 8] >> (i % 8)) & 1;
       (reachable ? unfreed : leaked).push_back(block_info(address, *live));

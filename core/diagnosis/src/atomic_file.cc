@@ -95,6 +95,7 @@ void write_file_atomically(const std::string& given, const std::string& contents
     if (close(fd) != 0) throw FileError(given + ": write failed: " + std::strerror(errno));
     return;
   }
+  end_profile::lap("text");
   const std::string path = resolve_target(given);
   // A file replaced keeps its permissions; a new one gets what the umask allows.
   const mode_t mode = stat(path.c_str(), &st) == 0 ? (st.st_mode & 07777) : default_mode();
@@ -112,8 +113,7 @@ void write_file_atomically(const std::string& given, const std::string& contents
     unlink(temp.c_str());
     throw;
   }
-  // Since the findings: the report's text made, and written.
-  end_profile::lap("text and write");
+  end_profile::lap("write");
   // mkstemp creates 0600; a report is an ordinary file.
   fchmod(fd, mode);
   const int flush_error = fsync(fd) == 0 ? 0 : errno;
