@@ -70,6 +70,8 @@ void AgentSource::reset() {
   python_frames_.clear();
   modules_.clear();
   sent_list_.clear();
+  sent_sites_.clear();
+  listed_clock_ = listed_iteration_ = 0;
   list_sent_ = false;
   reach_bytes_.clear();
 }
@@ -442,26 +444,25 @@ void AgentSource::fence(std::uint16_t kind, const unsigned char* at, std::uint32
   if (on_fence) on_fence();
 }
 
-std::vector<std::uint64_t> AgentSource::live_list() const {
-  std::vector<std::uint64_t> pairs;
-  pairs.reserve(live_.size() * 2);
+const std::vector<std::uint64_t>& AgentSource::live_list() const {
   std::vector<std::pair<std::uint64_t, Live>> sorted;
   sorted.reserve(live_.size());
   live_.for_each([&](std::uint64_t address, const Live& live) { sorted.emplace_back(address, live); });
   std::sort(sorted.begin(), sorted.end(),
             [](const std::pair<std::uint64_t, Live>& a, const std::pair<std::uint64_t, Live>& b) { return a.first < b.first; });
-  sent_live_.clear();
-  sent_live_.reserve(sorted.size());
+  sent_list_.clear();
+  sent_list_.reserve(sorted.size() * 2);
+  sent_sites_.clear();
+  sent_sites_.reserve(sorted.size());
   for (const auto& [address, live] : sorted) {
-    pairs.push_back(address);
-    pairs.push_back(live.size);
-    sent_live_.push_back(live);
+    sent_list_.push_back(address);
+    sent_list_.push_back(live.size);
+    sent_sites_.push_back(live.site);
   }
-  sent_list_ = pairs;
   listed_clock_ = clock_;
   listed_iteration_ = iteration_;
   list_sent_ = true;
-  return pairs;
+  return sent_list_;
 }
 
 void AgentSource::judge_sites_at_exit(const ClassifierOptions& options, std::size_t max_findings) {
@@ -487,7 +488,8 @@ Recording AgentSource::finish() {
     const bool unchanged = clock_ == listed_clock_ && iteration_ == listed_iteration_;
     for (std::size_t i = 0; i < sent_list_.size() / 2; ++i) {
       const std::uint64_t address = sent_list_[2 * i];
-      const Live* live = unchanged ? &sent_live_[i] : live_.find(address);
+      const Live listed{sent_list_[2 * i + 1], unchanged ? sent_sites_[i] : 0};
+      const Live* live = unchanged ? &listed : live_.find(address);
       if (live == nullptr) continue;
       const bool reachable = (reach_bytes_[i / 8] >> (i % 8)) & 1;
       (reachable ? unfreed : leaked).push_back(block_info(address, *live));
