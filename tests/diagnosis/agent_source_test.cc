@@ -209,16 +209,21 @@ TEST(AgentSource, AFreeOfAnAddressItNeverSawIsIgnored) {
   EXPECT_EQ(source.live_bytes(), 16);
 }
 
-// The exit scan judges the blocks live at the exit fence. A thread still inside the agent as the
-// process exits may send records after the scan's answer: they are left out (applied, they made the
-// live blocks differ from the list scanned, and the scan was thrown away: every block unjudged).
-TEST(AgentSource, RecordsAfterTheExitScansAnswerAreLeftOut) {
-  AgentSource source;
+// A program with two blocks live, 16 bytes at 0x1000 and 32 at 0x2000, asks to exit.
+void two_blocks_then_exit(AgentSource& source) {
   Message m;
   m.add(hello()).add(site(1, 0)).add(alloc(1, 0x1000, 16, 1)).add(alloc(2, 0x2000, 32, 1));
   m.add(fence(agent::RecordKind::kExit, 1));
   source.consume(m.bytes());
   ASSERT_TRUE(source.exit_requested());
+}
+
+// The exit scan judges the blocks live at the exit fence. A thread still inside the agent as the
+// process exits may send records after the scan's answer: they are left out (applied, they made the
+// live blocks differ from the list scanned, and the scan was thrown away: every block unjudged).
+TEST(AgentSource, RecordsAfterTheExitScansAnswerAreLeftOut) {
+  AgentSource source;
+  two_blocks_then_exit(source);
   EXPECT_EQ(source.live_list(), (std::vector<std::uint64_t>{0x1000, 16, 0x2000, 32}));
   // The answer: the first block reachable, the second not.
   Message answer;
@@ -246,11 +251,7 @@ TEST(AgentSource, RecordsAfterTheExitScansAnswerAreLeftOut) {
 TEST(AgentSource, SitesJudgedAtExitAreKeptOnlyWhileNothingChangedTheRecording) {
   for (const bool late_record : {false, true}) {
     AgentSource source;
-    Message m;
-    m.add(hello()).add(site(1, 0)).add(alloc(1, 0x1000, 16, 1)).add(alloc(2, 0x2000, 32, 1));
-    m.add(fence(agent::RecordKind::kExit, 1));
-    source.consume(m.bytes());
-    ASSERT_TRUE(source.exit_requested());
+    two_blocks_then_exit(source);
     source.live_list();
     source.judge_sites_at_exit({}, 10);
     // Before the answer: a thread still inside the agent as the program exited.

@@ -115,6 +115,7 @@ struct OmittedSites {
   std::int64_t final_live_bytes = 0;
   std::int64_t reachable_at_exit_bytes = 0;
   std::int64_t unjudged_at_exit_bytes = 0;
+  bool operator==(const OmittedSites&) const = default;
 };
 
 struct Diagnosis {
