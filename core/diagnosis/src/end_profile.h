@@ -1,6 +1,8 @@
-// How long each step of a program run's end takes in tleak, once the program is gone: its modules'
-// symbols ready, the recording finished, the sites judged, their findings filled, the report
-// written and flushed. Only in the profile build (`cmake -DTLEAK_AGENT_PROFILE=ON`,
+// How long each step of a program run's end takes in tleak, from the exit scan's answer (or the
+// program's end, without one): its modules' symbols ready, the recording finished, the sites
+// judged, their findings filled, the program's exit waited for, the report made, written and
+// flushed, and the rest until tleak exits; the work done while the program scans is timed apart
+// (time_aside). Only in the profile build (`cmake -DTLEAK_AGENT_PROFILE=ON`,
 // agent/src/step_profile.h), which prints them as tleak exits: "tleak end profile (ms): ...". In
 // every other build these compile to nothing.
 #pragma once
