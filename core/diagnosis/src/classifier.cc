@@ -401,14 +401,14 @@ std::vector<std::uint64_t> fitted_iterations(const Recording& rec, bool* last_no
   return iterations;
 }
 
-// The figure that orders sites of one verdict, worst first.
-double order_key(Verdict verdict, std::int64_t leaked, const GrowthFigures& g, const RetainedFigures& r,
-                 std::int64_t peak) {
+// The figure that orders sites of one verdict short of a leak, worst first (a leak is ordered by
+// its leaked bytes, known only at the end: classify()).
+double order_key(Verdict verdict, const GrowthFigures& g, const RetainedFigures& r, std::int64_t peak) {
   switch (verdict) {
-    case Verdict::kLeak: return static_cast<double>(leaked);
     case Verdict::kGrowth: return g.slope_bytes_per_iteration;
     case Verdict::kRetained: return static_cast<double>(r.peak_dead_bytes);
     case Verdict::kBounded: return static_cast<double>(peak);
+    case Verdict::kLeak: break;
   }
   return 0;
 }
@@ -481,11 +481,7 @@ SiteJudgements judge_sites(const Recording& rec, const ClassifierOptions& option
       out.sites.push_back({});
       continue;
     }
-    ++out.all.sites;
-    out.all.allocations += s.allocations;
-    out.all.frees += s.frees;
-    out.all.bytes_allocated += static_cast<std::int64_t>(s.bytes_allocated);
-    out.all.final_live_bytes += s.last_mark_live_bytes;
+    add_up(out.all, s, 0, true);  // the blocks left at the end are added by classify()
     std::uint32_t growth = 0;
     if (flat_after_warmup(s, marks, first_fitted, last_not_kept)) {
       if (!flat_fit) flat_fit = fit(fit_growth(iterations, std::vector<std::int64_t>(iterations.size(), 0), rec.iterations, options));
@@ -511,7 +507,7 @@ SiteJudgements judge_sites(const Recording& rec, const ClassifierOptions& option
     } else if (is_retained(retained, options)) {
       verdict = Verdict::kRetained;
     }
-    const double key = order_key(verdict, 0, out.fits[growth], retained, s.peak_live_bytes);
+    const double key = order_key(verdict, out.fits[growth], retained, s.peak_live_bytes);
     out.sites.push_back({key, growth, verdict});
     if (verdict != Verdict::kBounded) {
       out.unbounded.push_back(static_cast<std::uint32_t>(i));
@@ -545,8 +541,7 @@ std::vector<SiteId> likely_findings(const SiteJudgements& sites, std::size_t max
 
 Diagnosis classify(const Recording& rec, const ClassifierOptions& options, std::size_t max_findings,
                    const StepWords& words) {
-  const std::size_t wanted = max_findings < SIZE_MAX - kBestBoundedSpare ? max_findings + kBestBoundedSpare : SIZE_MAX;
-  return classify(rec, options, max_findings, words, judge_sites(rec, options, wanted));
+  return classify(rec, options, max_findings, words, judge_sites(rec, options, best_bounded_for(max_findings)));
 }
 
 Diagnosis classify(const Recording& rec, const ClassifierOptions& options, std::size_t max_findings,
@@ -570,7 +565,6 @@ Diagnosis classify(const Recording& rec, const ClassifierOptions& options, std::
   d.total_retained.drag_share = sites.lifetime_weighted <= 0 ? 0 : sites.drag_weighted / sites.lifetime_weighted;
 
   const std::vector<EndFigures> ends = end_figures(rec);
-  auto next_end = ends.begin();  // the pass reads them in site order
   const bool end_judged = judged_at_end(rec.end);
   const char* leak_words = rec.end == RunEnd::kExitScan ? "unreachable at exit" : "still allocated after teardown";
   const char* growth_words = rec.end == RunEnd::kTeardown ? ", freed only at teardown" : "";
@@ -638,41 +632,43 @@ Diagnosis classify(const Recording& rec, const ClassifierOptions& options, std::
     }
     return true;
   };
-  if (!from_best()) {
-  // Every site: the worst `max_findings` of those not bound to be listed so far in a heap whose
-  // front is the least bad, the first to give way.
-  const auto omit = [&](const Judged& j) {
-    largest_omitted_peak = std::max(largest_omitted_peak, static_cast<std::int64_t>(j.key));
-  };
-  for (std::size_t i = 0; i < sites.sites.size(); ++i) {
-    const SiteJudgements::Site& site = sites.sites[i];
-    if (!site.allocated()) continue;
-    while (next_end != ends.end() && next_end->site < i) ++next_end;
-    const EndFigures end = next_end != ends.end() && next_end->site == i ? *next_end : EndFigures{};
-    const Judged j = judged_with_end(static_cast<std::uint32_t>(i), end);
-    if (j.must_list) {
-      judged.push_back(j);
-    } else if (candidates.size() < max_findings) {
-      candidates.push_back(j);
-      std::push_heap(candidates.begin(), candidates.end(), worse);
-    } else if (!candidates.empty() && worse(j, candidates.front())) {
+  // Every site read again: the worst `max_findings` of those not bound to be listed so far in a heap
+  // whose front is the least bad, the first to give way.
+  const auto from_every_site = [&] {
+    auto next_end = ends.begin();  // read in site order
+    const auto omit = [&](const Judged& j) {
+      largest_omitted_peak = std::max(largest_omitted_peak, static_cast<std::int64_t>(j.key));
+    };
+    for (std::size_t i = 0; i < sites.sites.size(); ++i) {
+      const SiteJudgements::Site& site = sites.sites[i];
+      if (!site.allocated()) continue;
+      while (next_end != ends.end() && next_end->site < i) ++next_end;
+      const EndFigures end = next_end != ends.end() && next_end->site == i ? *next_end : EndFigures{};
+      const Judged j = judged_with_end(static_cast<std::uint32_t>(i), end);
+      if (j.must_list) {
+        judged.push_back(j);
+      } else if (candidates.size() < max_findings) {
+        candidates.push_back(j);
+        std::push_heap(candidates.begin(), candidates.end(), worse);
+      } else if (!candidates.empty() && worse(j, candidates.front())) {
+        omit(candidates.front());
+        std::pop_heap(candidates.begin(), candidates.end(), worse);
+        candidates.back() = j;
+        std::push_heap(candidates.begin(), candidates.end(), worse);
+      } else {
+        omit(j);
+      }
+    }
+
+    // Listed: every site that must be, and as many of the worst others as leave at most
+    // `max_findings` (all of those that must be listed, if they are more).
+    while (!candidates.empty() && judged.size() + candidates.size() > max_findings) {
       omit(candidates.front());
       std::pop_heap(candidates.begin(), candidates.end(), worse);
-      candidates.back() = j;
-      std::push_heap(candidates.begin(), candidates.end(), worse);
-    } else {
-      omit(j);
+      candidates.pop_back();
     }
-  }
-
-  // Listed: every site that must be, and as many of the worst others as leave at most
-  // `max_findings` (all of those that must be listed, if they are more).
-  while (!candidates.empty() && judged.size() + candidates.size() > max_findings) {
-    omit(candidates.front());
-    std::pop_heap(candidates.begin(), candidates.end(), worse);
-    candidates.pop_back();
-  }
-  }
+  };
+  if (!from_best()) from_every_site();
   judged.insert(judged.end(), candidates.begin(), candidates.end());
   if (all.sites > judged.size()) {
     // What the omitted sites add up to: the sums over all less those over the listed ones (a few

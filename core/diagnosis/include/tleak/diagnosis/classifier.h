@@ -167,6 +167,10 @@ SiteJudgements judge_sites(const Recording& recording, const ClassifierOptions& 
                            std::size_t best_bounded_wanted);
 // Room for the bounded sites among the best that leaked bytes take out of the running.
 inline constexpr std::size_t kBestBoundedSpare = 256;
+// judge_sites()'s `best_bounded_wanted` for a classify() of at most `max_findings`.
+inline std::size_t best_bounded_for(std::size_t max_findings) {
+  return max_findings < SIZE_MAX - kBestBoundedSpare ? max_findings + kBestBoundedSpare : SIZE_MAX;
+}
 
 // The sites classify() lists, worst first, when no block is left leaked: those it lists then, less
 // the smallest bounded ones that sites with leaked bytes push out. To get ready ahead (their frames'
