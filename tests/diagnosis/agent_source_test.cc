@@ -267,6 +267,21 @@ TEST(AgentSource, SitesJudgedAtExitAreKeptOnlyWhileNothingChangedTheRecording) {
     EXPECT_EQ(judged->all.allocations, 2u);
     EXPECT_EQ(judged->all.bytes_allocated, 48);
   }
+  {
+    // A program sampled by time (one sample: iteration 1) whose first own mark comes late: the
+    // samples give way to the marks and the iteration is 1 again, yet the recording changed.
+    AgentSource source;
+    Message m;
+    m.add(hello()).add(site(1, 0)).add(alloc(1, 0x1000, 16, 1)).add(fence(agent::RecordKind::kFence, 2));
+    m.add(fence(agent::RecordKind::kExit, 3));
+    source.consume(m.bytes());
+    ASSERT_TRUE(source.exit_requested());
+    source.live_list();
+    source.judge_sites_at_exit({}, 10);
+    source.consume(Message().add(mark(4)).bytes());
+    (void)source.finish();
+    EXPECT_EQ(source.site_judgements(), nullptr);
+  }
 }
 
 // The agent records no block at address 0 (free(NULL) and failed allocations pass through), and

@@ -49,7 +49,7 @@ void AgentSource::reset() {
   hello_seen_ = user_marks_ = exit_requested_ = reach_started_ = reach_complete_ = stacks_overflowed_ = false;
   judgements_.reset();
   sites_lately_ = true;
-  iteration_ = clock_ = 0;
+  iteration_ = clock_ = fences_ = 0;
   live_bytes_ = pending_allocated_ = 0;
   pending_.clear();
   run_begins_.clear();
@@ -71,7 +71,7 @@ void AgentSource::reset() {
   modules_.clear();
   sent_list_.clear();
   sent_sites_.clear();
-  listed_clock_ = listed_iteration_ = 0;
+  listed_at_ = judged_at_ = {};
   list_sent_ = false;
   reach_bytes_.clear();
 }
@@ -415,6 +415,7 @@ void AgentSource::fence(std::uint16_t kind, const unsigned char* at, std::uint32
   const auto f = read_as<agent::FenceRecord>(at);
   if (sizeof(agent::FenceRecord) + std::uint64_t{f.name_bytes} > size) throw StreamError("fence name too long");
   drain_epoch();
+  ++fences_;
   switch (static_cast<RecordKind>(kind)) {
     case RecordKind::kMark:
       if (!user_marks_) {
@@ -459,23 +460,21 @@ const std::vector<std::uint64_t>& AgentSource::live_list() const {
     sent_list_.push_back(live.size);
     sent_sites_.push_back(live.site);
   }
-  listed_clock_ = clock_;
-  listed_iteration_ = iteration_;
+  listed_at_ = applied();
   list_sent_ = true;
   return sent_list_;
 }
 
 void AgentSource::judge_sites_at_exit(const ClassifierOptions& options, std::size_t max_findings) {
   drain_epoch();
-  const std::size_t wanted = max_findings < SIZE_MAX - kBestBoundedSpare ? max_findings + kBestBoundedSpare : SIZE_MAX;
-  judgements_ = std::make_unique<SiteJudgements>(judge_sites(recorder_->as_of({clock_, iteration_, clock_ + 1}), options, wanted));
-  judged_clock_ = clock_;
-  judged_iteration_ = iteration_;
+  judgements_ = std::make_unique<SiteJudgements>(
+      judge_sites(recorder_->as_of({clock_, iteration_, clock_ + 1}), options, best_bounded_for(max_findings)));
+  judged_at_ = applied();
 }
 
 Recording AgentSource::finish() {
   drain_epoch();
-  if (clock_ != judged_clock_ || iteration_ != judged_iteration_) judgements_.reset();
+  if (applied() != judged_at_) judgements_.reset();
   std::vector<BlockInfo> leaked, unfreed;
   const bool scanned = reach_complete_ && sent_list_.size() / 2 == live_.size();
   // Sized before they are filled: grown by doubling, tens of thousands of blocks at a program's
@@ -485,7 +484,7 @@ Recording AgentSource::finish() {
     for (std::size_t i = 0; i < sent_list_.size() / 2; ++i) reachable_count += (reach_bytes_[i / 8] >> (i % 8)) & 1;
     unfreed.reserve(reachable_count);
     leaked.reserve(sent_list_.size() / 2 - reachable_count);
-    const bool unchanged = clock_ == listed_clock_ && iteration_ == listed_iteration_;
+    const bool unchanged = applied() == listed_at_;
     for (std::size_t i = 0; i < sent_list_.size() / 2; ++i) {
       const std::uint64_t address = sent_list_[2 * i];
       const Live listed{sent_list_[2 * i + 1], unchanged ? sent_sites_[i] : 0};

@@ -135,6 +135,14 @@ class AgentSource {
     std::uint32_t site = 0;
   };
 
+  // What the recording has taken in: the records applied (clock_) and the fences (fences_: each
+  // may mark, or clear the marks). The same twice: nothing changed the recording in between.
+  struct Applied {
+    std::uint64_t records = 0, fences = 0;
+    bool operator==(const Applied&) const = default;
+  };
+  Applied applied() const { return {clock_, fences_}; }
+
   void record(const unsigned char* at, std::uint32_t size);
   // An AllocRecord and a FreeRecord at `at`, their size checked.
   void alloc_record(const unsigned char* at);
@@ -155,6 +163,7 @@ class AgentSource {
   bool user_marks_ = false;
   std::uint64_t iteration_ = 0;
   std::uint64_t clock_ = 0;
+  std::uint64_t fences_ = 0;  // fence records applied
   std::int64_t live_bytes_ = 0;
   std::int64_t pending_allocated_ = 0;
   std::uint64_t allocating_threads_ = 0;  // a bit per thread buffer (modulo 64)
@@ -211,14 +220,14 @@ class AgentSource {
   // blocks by the answer without looking each one up again (47,000 lookups in a table sized for the
   // run's peak: 1 ms of a PyTorch loop's end, after the answer) while nothing changed since.
   mutable std::vector<std::uint32_t> sent_sites_;
-  mutable std::uint64_t listed_clock_ = 0, listed_iteration_ = 0;
+  mutable Applied listed_at_;
   mutable bool list_sent_ = false;
   std::vector<unsigned char> reach_bytes_;
   std::uint64_t reach_expected_ = 0;
   bool reach_started_ = false, reach_complete_ = false;
   std::uint64_t reach_root_bytes_ = 0;
   std::unique_ptr<SiteJudgements> judgements_;
-  std::uint64_t judged_clock_ = 0, judged_iteration_ = 0;  // the recording they are of
+  Applied judged_at_;  // the recording they are of
 };
 
 }  // namespace tleak::diagnosis
