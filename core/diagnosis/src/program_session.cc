@@ -378,16 +378,15 @@ Report run_program(const ProgramOptions& o) {
         send_live_list(ours.get(), source.live_list());
         end_profile::time_aside("sites judged during the exit scan",
                                 [&] { source.judge_sites_at_exit(o.thresholds, o.max_sites); });
-        // The symbols of the frames of the sites the report will most likely list, looked up
-        // (and kept by the symbolizer) while the program still scans: 4-5 ms of a PyTorch loop's
-        // findings otherwise.
+        // The frames of the sites the report will most likely list, resolved while the program
+        // still scans: the symbolizer keeps their symbols (4-5 ms of a PyTorch loop's findings
+        // otherwise).
         end_profile::time_aside("symbols looked up during the exit scan", [&] {
           note_modules();
           preparer->with_symbolizer([&](Symbolizer& symbolizer) {
+            const FrameResolver resolve = [&](std::uintptr_t word) { return source.resolve(word, symbolizer); };
             for (const SiteId site : likely_findings(*source.site_judgements(), o.max_sites)) {
-              for (const std::uintptr_t word : source.stack(site)) {
-                if ((word & agent::kPythonFrameBit) == 0) symbolizer.symbolize(word);
-              }
+              (void)site_frames(source.stack(site), resolve);
             }
           });
         });

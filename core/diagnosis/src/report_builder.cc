@@ -88,14 +88,7 @@ void fill_findings(Report& report, const Recording& rec, const Diagnosis& diagno
     s.verdict = to_string(f.verdict);
     s.reason = f.reason;
     s.allocator = rec.allocator_names[f.allocator];
-    // Frames below main are process start-up, the same for every site; resolving them would
-    // mean loading the C library's debug info for nothing.
-    const std::vector<std::uintptr_t> addresses = stack(f.site);
-    s.frames.reserve(addresses.size());
-    for (const std::uintptr_t address : addresses) {
-      s.frames.push_back(resolve(address));
-      if (s.frames.back().function == "main") break;
-    }
+    s.frames = site_frames(stack(f.site), resolve);
     s.label = site_label(s.frames, focus);
     s.allocations = f.allocations;
     s.frees = f.frees;
@@ -126,6 +119,16 @@ void fill_findings(Report& report, const Recording& rec, const Diagnosis& diagno
 }
 
 }  // namespace
+
+std::vector<Frame> site_frames(const std::vector<std::uintptr_t>& addresses, const FrameResolver& resolve) {
+  std::vector<Frame> frames;
+  frames.reserve(addresses.size());
+  for (const std::uintptr_t address : addresses) {
+    frames.push_back(resolve(address));
+    if (frames.back().function == "main") break;
+  }
+  return frames;
+}
 
 void fill_report(Report& report, const Recording& recording, const ClassifierOptions& options,
                  const std::vector<AllocatorStats>& stats, const SiteStack& stack, const FrameResolver& resolve,

@@ -27,6 +27,11 @@ using FrameResolver = std::function<Frame(std::uintptr_t)>;
 // A thousand: more than anyone reads, and a program that makes hundreds of thousands of stacks
 // (importing PyTorch) would otherwise spend most of its report on sites of a few bytes.
 inline constexpr std::size_t kDefaultMaxSites = 1000;
+// A site's frames as a report shows them, innermost first, resolved up to main: the frames below
+// it are process start-up, the same for every site, and resolving them would mean loading the C
+// library's debug info for nothing.
+std::vector<Frame> site_frames(const std::vector<std::uintptr_t>& addresses, const FrameResolver& resolve);
+
 // `judged`: the recording's sites judged before its end (classify), or null.
 void fill_report(Report& report, const Recording& recording, const ClassifierOptions& options,
                  const std::vector<AllocatorStats>& stats, const SiteStack& stack, const FrameResolver& resolve,
