@@ -381,7 +381,7 @@ void add_up(OmittedSites& sum, const SiteRecord& s, std::int64_t unfreed_bytes, 
 // Whether SiteRecord::series() is `value` at every sample.
 bool constant_at(const SiteRecord& s, std::size_t marks, std::int64_t value) {
   if (s.varies) return std::all_of(s.mark_live_bytes.begin(), s.mark_live_bytes.end(), [&](std::int64_t v) { return v == value; });
-  const bool zeros_ok = std::min(s.first_mark, marks) == 0 || value == 0;
+  const bool zeros_ok = std::min<std::size_t>(s.first_mark, marks) == 0 || value == 0;
   const bool flat_ok = s.first_mark >= marks || s.flat_value == value;
   return zeros_ok && flat_ok;
 }

@@ -7,6 +7,10 @@ namespace tleak::diagnosis {
 
 Recorder::Recorder(std::vector<AllocatorInfo> allocators, RecorderLimits limits)
     : allocator_count_(allocators.size()), limits_(limits), recording_(limits.total_points) {
+  // A site record keeps its allocator and first mark in 32 bits (SiteRecord).
+  if (allocator_count_ > UINT32_MAX || limits.max_mark_samples > UINT32_MAX) {
+    throw std::invalid_argument("more allocators or mark samples than a site record can name");
+  }
   recording_.drag_measured = limits.uses_reported;
   for (AllocatorInfo& allocator : allocators) {
     recording_.allocator_names.push_back(std::move(allocator.name));
@@ -33,8 +37,8 @@ SiteRecord& Recorder::add_sites(SiteId id, std::size_t allocator) {
     sites.emplace_back(SiteId(static_cast<std::uint32_t>(sites.size())));
     if (limits_.uses_reported) sites.back().uses.emplace(limits_.site_points);
     // A site first seen now had nothing live at every earlier sample.
-    sites.back().first_mark = recording_.marks.size();
-    sites.back().allocator = allocator;
+    sites.back().first_mark = static_cast<std::uint32_t>(recording_.marks.size());
+    sites.back().allocator = static_cast<std::uint32_t>(allocator);
   }
   return sites[id.value()];
 }
@@ -135,7 +139,7 @@ void Recorder::mark(std::uint64_t iteration, std::uint64_t clock,
   thin(recording_.marks);
   for (SiteRecord& s : recording_.sites) {
     if (s.varies) {
-      thin(s.mark_live_bytes);
+      thin(s.mark_live_bytes.values());
     } else {
       s.first_mark = (s.first_mark + 1) / 2;  // the first kept sample at or after it
     }
@@ -174,7 +178,7 @@ void SiteRecord::series_into(std::size_t marks, std::vector<std::int64_t>& out) 
     return;
   }
   out.assign(marks, flat_value);
-  std::fill(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(std::min(first_mark, marks)), 0);
+  std::fill(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(first_mark, marks)), 0);
 }
 
 Recording Recorder::snapshot(Stamp now) const {
