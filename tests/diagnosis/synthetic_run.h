@@ -60,7 +60,7 @@ class SyntheticRun {
   }
   // The sites judged now, as a program's are while it scans at exit (before finish_with_exit_scan).
   SiteJudgements judge_sites_now(const ClassifierOptions& options = {}, std::size_t best_bounded_wanted = SIZE_MAX) {
-    return judge_sites(recorder_.as_of({clock_, iteration_, event_ + 1}), options, best_bounded_wanted);
+    return judge_sites(recorder_.set_end({clock_, iteration_, event_ + 1}), options, best_bounded_wanted);
   }
   Diagnosis classify(const ClassifierOptions& options = {}) {
     const Recording recording = finish();

@@ -50,7 +50,7 @@ void AgentSource::reset() {
   judgements_.reset();
   sites_lately_ = true;
   iteration_ = clock_ = fences_ = 0;
-  live_bytes_ = pending_allocated_ = 0;
+  pending_allocated_ = 0;
   pending_.clear();
   run_begins_.clear();
   // Room for a busy epoch asked for once: the flush asked for at kFlushRecords, plus what the
@@ -349,7 +349,6 @@ void AgentSource::apply_free(std::uint64_t address) {
     // to answer for, and not counted.
     return;
   }
-  live_bytes_ -= static_cast<std::int64_t>(live.size);
   recorder_->freed(SiteId(live.site), AllocatorId(0), live.size);
 }
 
@@ -401,8 +400,9 @@ void AgentSource::drain_epoch() {
     }
     // Blocks of a real process never hold more than its address space; a stream that says they
     // do would overflow every sum after it.
-    if (live_bytes_ > static_cast<std::int64_t>(kMaxAddressSpace - p.size)) throw StreamError("live blocks past any address space");
-    live_bytes_ += static_cast<std::int64_t>(p.size);
+    if (recorder_->live_bytes() > static_cast<std::int64_t>(kMaxAddressSpace - p.size)) {
+      throw StreamError("live blocks past any address space");
+    }
     recorder_->allocated(SiteId(p.site), AllocatorId(0), p.size);
   });
   pending_.clear();
@@ -468,7 +468,7 @@ const std::vector<std::uint64_t>& AgentSource::live_list() const {
 void AgentSource::judge_sites_at_exit(const ClassifierOptions& options, std::size_t max_findings) {
   drain_epoch();
   judgements_ = std::make_unique<SiteJudgements>(
-      judge_sites(recorder_->as_of({clock_, iteration_, clock_ + 1}), options, best_bounded_for(max_findings)));
+      judge_sites(recorder_->set_end({clock_, iteration_, clock_ + 1}), options, best_bounded_for(max_findings)));
   judged_at_ = applied();
 }
 

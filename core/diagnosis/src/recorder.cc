@@ -190,7 +190,7 @@ Recording Recorder::snapshot(Stamp now) const {
   return copy;
 }
 
-const Recording& Recorder::as_of(Stamp at) {
+const Recording& Recorder::set_end(Stamp at) {
   const auto lock = hold();
   recording_.ended_at = at;
   return recording_;

@@ -51,7 +51,7 @@ class AgentSource {
   double sample_seconds() const { return static_cast<double>(sample_ns_) / 1e9; }
   // "iterations" once the program marked, "time" before.
   const char* clock_name() const { return user_marks_ ? "iterations" : "time"; }
-  std::int64_t live_bytes() const { return live_bytes_; }
+  std::int64_t live_bytes() const { return recorder_->live_bytes(); }
   // Bytes allocated in records not yet ordered (an upper bound on how far live bytes may have gone).
   std::int64_t pending_allocated_bytes() const { return pending_allocated_; }
   // How many of the program's threads (by their buffers, modulo 64) allocated since the last call.
@@ -164,7 +164,6 @@ class AgentSource {
   std::uint64_t iteration_ = 0;
   std::uint64_t clock_ = 0;
   std::uint64_t fences_ = 0;  // fence records applied
-  std::int64_t live_bytes_ = 0;
   std::int64_t pending_allocated_ = 0;
   std::uint64_t allocating_threads_ = 0;  // a bit per thread buffer (modulo 64)
   // The site of stacks that came after every site was given (never sent: no frames).

@@ -229,9 +229,15 @@ class Recorder final : public EventSink {
                    RunEnd end = RunEnd::kTeardown);
   // The recording so far, as if it ended now with nothing leaked; the recorder goes on.
   Recording snapshot(Stamp now) const;
-  // The recording as it stands, its end set to `at` as finish() would set it, not copied: for a
-  // reader while no event comes (a program's sites judged while it scans at exit).
-  const Recording& as_of(Stamp at);
+  // Bytes of the blocks allocated and not freed, now.
+  std::int64_t live_bytes() const {
+    const auto lock = hold();
+    return live_bytes_;
+  }
+  // Sets the recording's end to `at`, as finish() would, and returns the recording as it stands,
+  // not copied: for a reader while no event comes (a program's sites judged while it scans at
+  // exit). finish() sets the end again.
+  const Recording& set_end(Stamp at);
 
  private:
   std::size_t allocator_index(AllocatorId allocator) const;
