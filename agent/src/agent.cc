@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -250,13 +251,19 @@ void exit_handshake(std::uintptr_t stack_from, const std::uint64_t* registers) {
                                           stack_from, registers, kExitRegisters, ended_main_stack,
                                           g_malloc_is_c_library);
   record->blocks = n;
-  const std::uint64_t total = sizeof(ReachRecord) + bitmap_words * 8;
-  record->header = {RecordKind::kReach, 0, static_cast<std::uint32_t>(total > 0xffffffffu ? 0 : total)};
-  // Large bitmaps go out in message-sized pieces; the parent reassembles by the header's size.
-  const auto* bytes = reinterpret_cast<const unsigned char*>(message);
-  for (std::uint64_t sent = 0; sent < total;) {
-    const std::uint64_t piece = total - sent < kMaxMessageBytes ? total - sent : kMaxMessageBytes;
-    if (!channel_send(bytes + sent, piece)) return;
+  // A large bitmap goes out in message-sized pieces (ReachMoreRecord).
+  const std::uint64_t bitmap_bytes = bitmap_words * 8;
+  const std::uint64_t first = std::min<std::uint64_t>(bitmap_bytes, kMaxMessageBytes - sizeof(ReachRecord));
+  record->header = {RecordKind::kReach, 0, static_cast<std::uint32_t>(sizeof(ReachRecord) + first)};
+  if (!channel_send(message, sizeof(ReachRecord) + first)) return;
+  auto* bitmap_bytes_at = reinterpret_cast<unsigned char*>(bitmap);
+  for (std::uint64_t sent = first; sent < bitmap_bytes;) {
+    const std::uint64_t piece = std::min<std::uint64_t>(bitmap_bytes - sent, kMaxMessageBytes - sizeof(ReachMoreRecord));
+    // The piece's header goes over the end of the piece before, which is sent already.
+    unsigned char* at = bitmap_bytes_at + sent - sizeof(ReachMoreRecord);
+    const ReachMoreRecord more{{RecordKind::kReachMore, 0, static_cast<std::uint32_t>(sizeof(ReachMoreRecord) + piece)}, sent};
+    std::memcpy(at, &more, sizeof more);
+    if (!channel_send(at, sizeof more + piece)) return;
     sent += piece;
   }
 }

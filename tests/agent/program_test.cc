@@ -256,6 +256,22 @@ TEST_F(ProgramRun, LeaksAreTheUnreachableBlocksAtExit) {
   expect_exit_reachability_figures();
 }
 
+// More blocks live at exit than the exit scan's answer holds bits for in one message: the answer
+// comes in pieces, and the blocks judged by a later piece (the lost ones, highest in the heap) are
+// judged by their own bits.
+TEST_F(ProgramRun, AnExitScansAnswerInPiecesJudgesEveryBlock) {
+  const auto r = tleak_run({}, {program("many_blocks_at_exit")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(report_["run"]["program"]["exit_scan"]);
+  EXPECT_EQ(report_["totals"]["leaked_bytes"], 40000);
+  EXPECT_EQ(report_["totals"]["leaked_blocks"], 1000);
+  EXPECT_EQ(site_at(at("many_blocks_at_exit.c", "LOST"))["leaked_bytes"], 40000);
+  const Json& kept = site_at(at("many_blocks_at_exit.c", "KEPT"));
+  EXPECT_EQ(kept["reachable_at_exit_bytes"], 600000 * 16);
+  EXPECT_EQ(kept["leaked_bytes"], 0);
+  EXPECT_EQ(site_at(at("many_blocks_at_exit.c", "ARRAY"))["reachable_at_exit_bytes"], 600000 * 8);
+}
+
 // With another malloc preloaded (jemalloc), its own memory (free space, bookkeeping) holds the
 // addresses of blocks the program let go of: read as roots, it made every leak reachable. It is
 // left out as glibc's heap is, and the figures are the same to the byte.

@@ -315,10 +315,11 @@ TEST(AgentSource, AReachAnswerBeforeTheLiveListIsRefused) {
   EXPECT_THROW(source.consume(m.bytes()), StreamError);
 }
 
-// A reachability answer longer than one message goes on in raw pieces of its bitmap: while it
-// continues, a piece is bitmap whatever its first bytes read as (the session then reads no
-// message as a SlotRecord: a last piece of 16 bytes could begin like one).
-TEST(AgentSource, AReachAnswerInPiecesTakesEachPieceAsBitmap) {
+// A reachability answer longer than one message goes on in pieces of its bitmap, each naming its
+// place (ReachMoreRecord). A thread that still runs as the program exits may send its records
+// between two pieces: they are records, taken as those before the answer are, not bitmap (they
+// once went into it, and the blocks after them were judged by the wrong bits).
+TEST(AgentSource, AReachAnswerInPiecesIsToldFromRecordsSentBetweenThem) {
   AgentSource source;
   Message m;
   m.add(hello()).add(site(1, 0));
@@ -328,23 +329,45 @@ TEST(AgentSource, AReachAnswerInPiecesTakesEachPieceAsBitmap) {
   source.consume(m.bytes());
   ASSERT_EQ(source.live_list().size(), 2 * kBlocks);
   EXPECT_FALSE(source.reach_continues());
-  // The header and the first word; then 16 bytes that begin as a SlotRecord would (kind 13).
-  Message first;
+  // The header and the first word: its 64 blocks reachable.
   agent::ReachRecord reach{};
-  reach.header = {agent::RecordKind::kReach, 0, static_cast<std::uint32_t>(sizeof reach + 24)};
+  reach.header.kind = agent::RecordKind::kReach;
   reach.blocks = kBlocks;
-  first.add(reach, {~std::uint64_t{0}});
-  source.consume(first.bytes());
+  source.consume(Message().add(reach, {~std::uint64_t{0}}).bytes());
   EXPECT_TRUE(source.reach_continues());
-  const std::uint64_t rest[2] = {0x0000001000000000ull | static_cast<std::uint64_t>(agent::RecordKind::kSlot), 0};
-  source.consume({reinterpret_cast<const unsigned char*>(rest), sizeof rest});
+  // A racing thread's allocation and free (of a block of its own): applied, not bitmap.
+  source.consume(Message().add(alloc(500, 0x90000, 48, 1)).add(free_of(501, 0x90000)).bytes());
+  EXPECT_TRUE(source.reach_continues());
+  // A piece in the wrong place, or the answer again: refused.
+  agent::ReachMoreRecord more{};
+  more.header.kind = agent::RecordKind::kReachMore;
+  more.offset = 16;
+  EXPECT_THROW(source.consume(Message().add(more, {1}).bytes()), StreamError);
+  EXPECT_THROW(source.consume(Message().add(reach, {1}).bytes()), StreamError);
+  // The second word: its four lowest blocks reachable; then the third: none.
+  more.offset = 8;
+  source.consume(Message().add(more, {0b1111}).bytes());
+  EXPECT_TRUE(source.reach_continues());
+  more.offset = 16;
+  source.consume(Message().add(more, {0}).bytes());
   EXPECT_FALSE(source.reach_continues());
   ASSERT_TRUE(source.reach_complete());
   const Recording rec = source.finish();
   EXPECT_EQ(rec.end, RunEnd::kExitScan);
-  // Reachable: the first word's 64 blocks and the second's bits (kSlot's 13: bits 0, 2 and 3; 36).
   EXPECT_EQ(rec.unfreed.size(), 64u + 4u);
   EXPECT_EQ(rec.leaked.size(), kBlocks - 68u);
+  EXPECT_EQ(rec.allocations, kBlocks + 1);
+  EXPECT_EQ(rec.frees, 1u);
+}
+
+// A piece of an answer that was never begun: refused.
+TEST(AgentSource, AReachPieceWithoutAnAnswerIsRefused) {
+  AgentSource source;
+  two_blocks_then_exit(source);
+  (void)source.live_list();
+  agent::ReachMoreRecord more{};
+  more.header.kind = agent::RecordKind::kReachMore;
+  EXPECT_THROW(source.consume(Message().add(more, {1}).bytes()), StreamError);
 }
 
 // Stacks that come once every site is given go under site 0: the source tells (a report's note

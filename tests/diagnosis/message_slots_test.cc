@@ -71,10 +71,10 @@ TEST(MessageSlots, RecordsNamingNoSentSlotAreRefused) {
   agent::message_slots_forget();
 }
 
-// While the exit scan's answer comes in pieces, a message of the stream is the rest of its
-// bitmap: one that reads as a SlotRecord naming a sent slot is still bitmap, and the source takes
-// it as such.
-TEST(MessageSlots, APieceOfTheExitScansAnswerIsNeverASlotRecord) {
+// While the exit scan's answer comes in pieces, a thread still running as the program exits may
+// send a slot: its SlotRecord names it as any other does, and a piece of the answer, which begins
+// with its own header, is never taken for one.
+TEST(MessageSlots, ASlotSentBetweenPiecesOfTheExitScansAnswerIsRead) {
   MessageSlotArea area;
   ASSERT_TRUE(agent::message_slots_open(area.fd()));
   const int slot = agent::message_slot_take();
@@ -87,17 +87,22 @@ TEST(MessageSlots, APieceOfTheExitScansAnswerIsNeverASlotRecord) {
   m.add(tleak::testing::fence(agent::RecordKind::kExit, 1));
   source.consume(m.bytes());
   ASSERT_EQ(source.live_list().size(), 2u * 192);
-  // Before the answer, the record names its slot.
-  EXPECT_TRUE(area.named_by(bytes_of(record), source).has_value());
   agent::ReachRecord reach{};
-  reach.header = {agent::RecordKind::kReach, 0, static_cast<std::uint32_t>(sizeof reach + 24)};
+  reach.header.kind = agent::RecordKind::kReach;
   reach.blocks = 192;
   source.consume(tleak::testing::Message().add(reach, {~std::uint64_t{0}}).bytes());
   ASSERT_TRUE(source.reach_continues());
-  // The answer's last 16 bytes, which read as that very record.
-  const std::span<const unsigned char> piece = bytes_of(record);
-  EXPECT_FALSE(area.named_by(piece, source).has_value());
-  source.consume(piece);
+  EXPECT_TRUE(area.named_by(bytes_of(record)).has_value());
+  // The answer's last piece, its bitmap words those very record's bytes.
+  agent::ReachMoreRecord more{};
+  more.header.kind = agent::RecordKind::kReachMore;
+  more.offset = 8;
+  std::uint64_t words[2];
+  std::memcpy(words, &record, sizeof words);
+  tleak::testing::Message piece;
+  piece.add(more, {words[0], words[1]});
+  EXPECT_FALSE(area.named_by(piece.bytes()).has_value());
+  source.consume(piece.bytes());
   EXPECT_TRUE(source.reach_complete());
   agent::message_slots_forget();
 }

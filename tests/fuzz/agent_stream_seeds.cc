@@ -46,7 +46,7 @@ Message python_frame(std::uint32_t id, const std::string& file, const std::strin
 }
 
 // A run of three iterations: a site that grows, one freed each time, one leaked and one reachable.
-std::vector<std::uint8_t> whole_run(bool with_python, bool with_exec) {
+std::vector<std::uint8_t> whole_run(bool with_python, bool with_exec, bool answer_in_pieces = false) {
   std::vector<std::uint8_t> out;
   tleak::fuzz::append_message(out, bytes_of(start("/usr/bin/program")));
   if (with_python) {
@@ -93,8 +93,23 @@ std::vector<std::uint8_t> whole_run(bool with_python, bool with_exec) {
   reach.blocks = with_exec ? 1 : 3;
   reach.roots_bytes = 4096;
   Message answer;
-  answer.add(reach, {1});
+  if (!answer_in_pieces) {
+    answer.add(reach, {1});
+    tleak::fuzz::append_message(out, bytes_of(answer));
+    return out;
+  }
+  // The header alone, a thread's records racing the exit, then the bitmap in a piece of its own.
+  answer.add(reach);
   tleak::fuzz::append_message(out, bytes_of(answer));
+  Message racing;
+  racing.add(alloc(ns, 0x40000, 24, 1)).add(free_of(ns + 10, 0x40000));
+  tleak::fuzz::append_message(out, bytes_of(racing));
+  agent::ReachMoreRecord more{};
+  more.header.kind = agent::RecordKind::kReachMore;
+  more.offset = 0;
+  Message piece;
+  piece.add(more, {1});
+  tleak::fuzz::append_message(out, bytes_of(piece));
   return out;
 }
 
@@ -109,7 +124,8 @@ int main(int argc, char** argv) {
   const struct {
     const char* name;
     std::vector<std::uint8_t> bytes;
-  } seeds[] = {{"native", whole_run(false, false)}, {"python", whole_run(true, false)}, {"exec", whole_run(false, true)}};
+  } seeds[] = {{"native", whole_run(false, false)}, {"python", whole_run(true, false)}, {"exec", whole_run(false, true)},
+                {"pieces", whole_run(false, false, true)}};
   for (const auto& seed : seeds) {
     std::ofstream file(dir + "/" + seed.name, std::ios::binary);
     file.write(reinterpret_cast<const char*>(seed.bytes.data()), static_cast<std::streamsize>(seed.bytes.size()));

@@ -81,8 +81,15 @@ void AgentSource::consume(std::span<const unsigned char> message) {
   // agent as the process exited sends after that is no part of that state (applied, it made the
   // live blocks differ from the list scanned, and the whole scan was thrown away).
   if (reach_complete_) return;
-  if (reach_started_ && !reach_complete_) {
-    reach_bytes_.insert(reach_bytes_.end(), message.begin(), message.end());
+  // The answer goes on in pieces, each naming its place. Any other message meanwhile is a thread's
+  // that still ran as the program exited: its records are taken as those that came before the
+  // answer are (they once went into the bitmap as if they were part of it).
+  if (reach_started_ && message.size() >= sizeof(agent::ReachMoreRecord) &&
+      read_as<RecordHeader>(message.data()).kind == RecordKind::kReachMore) {
+    const auto more = read_as<agent::ReachMoreRecord>(message.data());
+    if (more.header.size != message.size()) throw StreamError("reachability piece of another size than its message");
+    if (more.offset != reach_bytes_.size()) throw StreamError("reachability piece out of order");
+    reach_bytes_.insert(reach_bytes_.end(), message.begin() + sizeof(agent::ReachMoreRecord), message.end());
     if (reach_bytes_.size() > reach_expected_) throw StreamError("reachability answer longer than announced");
     reach_complete_ = reach_bytes_.size() == reach_expected_;
     return;
@@ -105,7 +112,8 @@ void AgentSource::consume(std::span<const unsigned char> message) {
     while (keys_asked < message.size() && keys_asked < at + kKeysAhead &&
            message.size() - keys_asked >= sizeof(agent::SiteRecord)) {
       const auto ahead = read_as<RecordHeader>(message.data() + keys_asked);
-      if (ahead.size < sizeof(RecordHeader) || ahead.size % 8 != 0 || ahead.kind == RecordKind::kReach) {
+      if (ahead.size < sizeof(RecordHeader) || ahead.size % 8 != 0 || ahead.kind == RecordKind::kReach ||
+          ahead.kind == RecordKind::kReachMore) {
         keys_asked = message.size();
         break;
       }
@@ -136,7 +144,9 @@ void AgentSource::consume(std::span<const unsigned char> message) {
       // An answer comes only to the live list tleak sent (the fuzzer's answer to no list, read as
       // one to an empty list, judged blocks by bits that were never sent).
       if (!list_sent_) throw StreamError("reachability answer before tleak sent its live list");
+      if (reach_started_) throw StreamError("a second reachability answer");
       if (reach.blocks != sent_list_.size() / 2) throw StreamError("reachability answer for another list");
+      if (reach.header.size != message.size() - at) throw StreamError("reachability answer not at the end of its message");
       reach_expected_ = (reach.blocks + 63) / 64 * 8;
       reach_root_bytes_ = reach.roots_bytes;
       reach_started_ = true;
@@ -248,6 +258,8 @@ void AgentSource::record(const unsigned char* at, std::uint32_t size) {
     case RecordKind::kFlush:
       fence(static_cast<std::uint16_t>(kind), at, size);
       return;
+    case RecordKind::kReachMore:
+      throw StreamError("reachability piece without an answer before it");
     case RecordKind::kReach:
     // Alone in its message, and read by the session (MessageSlotArea) before the source sees it.
     case RecordKind::kSlot:

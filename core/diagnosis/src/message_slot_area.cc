@@ -7,7 +7,7 @@
 #include <cstring>
 #include <string>
 
-#include "tleak/diagnosis/agent_source.h"
+#include "tleak/diagnosis/agent_source.h"  // StreamError
 
 namespace tleak::diagnosis {
 
@@ -48,12 +48,6 @@ std::optional<MessageSlotArea::Named> MessageSlotArea::named_by(std::span<const 
     throw StreamError("slot record naming slot " + std::to_string(record.slot) + ", which was not sent");
   }
   return Named{{slots_->slot[record.slot], record.bytes}, record.slot};
-}
-
-std::optional<MessageSlotArea::Named> MessageSlotArea::named_by(std::span<const unsigned char> message,
-                                                                const AgentSource& source) const {
-  if (source.reach_continues()) return std::nullopt;
-  return named_by(message);
 }
 
 void MessageSlotArea::release(std::uint32_t slot) {

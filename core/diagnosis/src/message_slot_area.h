@@ -11,7 +11,6 @@
 
 namespace tleak::diagnosis {
 
-class AgentSource;
 
 class MessageSlotArea {
  public:
@@ -32,10 +31,6 @@ class MessageSlotArea {
     std::uint32_t slot;
   };
   std::optional<Named> named_by(std::span<const unsigned char> message) const;
-  // The same for a message of `source`'s stream, which while the exit scan's answer comes in
-  // pieces is the rest of its bitmap, raw bytes with no record header, whatever they read as
-  // (a last piece of 16 bytes can begin as a SlotRecord does): then std::nullopt.
-  std::optional<Named> named_by(std::span<const unsigned char> message, const AgentSource& source) const;
   // The slot read: the agent may fill it again.
   void release(std::uint32_t slot);
 

@@ -364,7 +364,7 @@ Report run_program(const ProgramOptions& o) {
       if (got == 0) stream_ended = true;
       if (got <= 0) return total;
       const std::span<const unsigned char> received{message.data(), static_cast<std::size_t>(got)};
-      const auto named = slot_area.named_by(received, source);
+      const auto named = slot_area.named_by(received);
       if (named) {
         total += named->records.size();
         source.consume(named->records);

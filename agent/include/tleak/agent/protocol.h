@@ -22,8 +22,8 @@ namespace tleak::agent {
 
 inline constexpr std::uint32_t kProtocolMagic = 0x6b61656c;  // "leak"
 // 4: kPythonGapBit; 5: message slots (kSlot); 6: stacks named by their thread's cache slot, interned
-// by the parent (SiteRecord)
-inline constexpr std::uint32_t kProtocolVersion = 6;
+// by the parent (SiteRecord); 7: the reachability answer's later pieces named (kReachMore)
+inline constexpr std::uint32_t kProtocolVersion = 7;
 inline constexpr std::uint32_t kMaxMessageBytes = 64 * 1024;
 inline constexpr std::uint32_t kMaxFrames = 64;
 // An allocation made with less of its thread's stack left than this below malloc's frame is sent
@@ -70,6 +70,7 @@ enum class RecordKind : std::uint16_t {
   kPythonFrame = 11,  // PythonFrameRecord: a new Python frame id, sent before any site naming it
   kFlush = 12,    // FenceRecord: the parent's request (ControlPage::fence_requests); orders, samples nothing
   kSlot = 13,     // SlotRecord, alone in its message: the message is in a slot of the MessageSlots
+  kReachMore = 14,  // ReachMoreRecord, alone in its message: more of the kReach answer's bitmap
 };
 
 struct RecordHeader {
@@ -166,10 +167,20 @@ struct FenceRecord {
 // when the block is reachable from the roots (data and bss of every module, thread stacks and
 // every other writable mapping that is not heap).
 struct ReachRecord {
-  RecordHeader header;
+  RecordHeader header;  // size: this message's bytes (the record and the bitmap's first bytes)
   std::uint64_t blocks;
   std::uint64_t roots_bytes;  // bytes of root memory scanned
-  // followed by ceil(blocks / 64) std::uint64_t words; sent in as many messages as it needs
+  // followed by the first bytes of the bitmap, ceil(blocks / 64) std::uint64_t words, up to the end
+  // of this message; the rest follows in ReachMoreRecord messages
+};
+
+// More of the reachability bitmap, in order, each piece alone in its message and naming where it
+// goes: a thread still running as the program exits may send records between two pieces, and they
+// are told apart by this header instead of being read as bitmap.
+struct ReachMoreRecord {
+  RecordHeader header;   // size: this message's bytes, the piece included
+  std::uint64_t offset;  // of the piece's first byte in the bitmap
+  // followed by the piece, up to the end of the message
 };
 
 // The parent's answer to kExit, sent on the same socket: a header, then `blocks` pairs of
