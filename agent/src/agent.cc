@@ -44,7 +44,9 @@ __thread std::uint32_t recording::t_recorded __attribute__((tls_model("initial-e
 
 namespace {
 
-enum Status : int { kOff = 0, kOn = 1, kFinished = 2 };
+// kExiting: from the exit fence to the exit scan's answer, the blocks other threads (still running
+// as the program exits) allocate and free are recorded, and no fence is sent.
+enum Status : int { kOff = 0, kOn = 1, kFinished = 2, kExiting = 3 };
 
 std::atomic<int> g_status{kOff};
 using recording::g_stack_depth;
@@ -169,7 +171,12 @@ void fence_locked(RecordKind kind, const char* name) {
 // Time fences, the parent's requests: whoever allocates when one is due sends it, unless another
 // thread already is.
 void serve_fences(std::uint64_t ns) {
-  if (!fence_due(ns) || !g_fence_lock.try_lock()) return;
+  if (!fence_due(ns) || g_status.load(std::memory_order_relaxed) != kOn || !g_fence_lock.try_lock()) return;
+  // The exit fence may have gone out while this thread came for the lock: no fence follows it.
+  if (g_status.load(std::memory_order_relaxed) != kOn) {
+    g_fence_lock.unlock();
+    return;
+  }
   if (g_control != nullptr && g_control->snapshot_requests != g_served_snapshots) {
     g_served_snapshots = g_control->snapshot_requests;
     g_served_fences = g_control->fence_requests;
@@ -220,6 +227,21 @@ void send_hello() {
   return reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0));
 }
 
+// The records of the blocks other threads allocated and freed while the exit scan ran (threads
+// still running as the program exits) go out before its answer, and nothing is recorded after it:
+// tleak judges no block freed meanwhile by the answer, and none allocated meanwhile at all. (A
+// block they freed without its record, dead before the scan read it, had read as a leak.)
+void send_buffers_and_stop_tracking() {
+  send_modules_if_changed();  // outside every buffer lock, as fence_locked says why
+  g_fence_lock.lock();
+  const std::uint32_t count = thread_buffer_count();
+  for (std::uint32_t i = 0; i < count; ++i) thread_buffer(i)->lock.lock();
+  for (std::uint32_t i = 0; i < count; ++i) thread_buffer(i)->send();
+  g_status.store(kFinished, std::memory_order_release);
+  for (std::uint32_t i = count; i-- > 0;) thread_buffer(i)->lock.unlock();
+  g_fence_lock.unlock();
+}
+
 // The parent's live list in, the reachability bitmap out. The exiting thread's stack is a root
 // from `stack_from` up.
 void exit_handshake(std::uintptr_t stack_from, const std::uint64_t* registers) {
@@ -251,6 +273,7 @@ void exit_handshake(std::uintptr_t stack_from, const std::uint64_t* registers) {
                                           stack_from, registers, kExitRegisters, ended_main_stack,
                                           g_malloc_is_c_library);
   record->blocks = n;
+  send_buffers_and_stop_tracking();
   // A large bitmap goes out in message-sized pieces (ReachMoreRecord).
   const std::uint64_t bitmap_bytes = bitmap_words * 8;
   const std::uint64_t first = std::min<std::uint64_t>(bitmap_bytes, kMaxMessageBytes - sizeof(ReachRecord));
@@ -271,6 +294,11 @@ void exit_handshake(std::uintptr_t stack_from, const std::uint64_t* registers) {
 }  // namespace
 
 bool active() { return g_status.load(std::memory_order_relaxed) == kOn && !t_inside; }
+
+bool tracking() {
+  const int status = g_status.load(std::memory_order_relaxed);
+  return (status == kOn || status == kExiting) && !t_inside;
+}
 
 bool inside_agent() { return t_inside; }
 
@@ -515,10 +543,10 @@ void recording::record_captured_alloc(ThreadBuffer* buffer, const void* address,
   }
 }
 
-std::uint64_t free_stamp() { return active() ? stamp() : 0; }
+std::uint64_t free_stamp() { return tracking() ? stamp() : 0; }
 
 void record_free_at(const void* address, std::uint64_t ns) {
-  if (!active() || address == nullptr) return;
+  if (!tracking() || address == nullptr) return;
   Inside inside;
   const int saved_errno = errno;
   if (ThreadBuffer* buffer = this_thread_buffer()) {
@@ -552,7 +580,7 @@ void fence(RecordKind kind, const char* name) {
   Inside inside;
   const int saved_errno = errno;
   g_fence_lock.lock();
-  fence_locked(kind, name);
+  if (g_status.load(std::memory_order_relaxed) == kOn) fence_locked(kind, name);  // not after the exit fence
   g_fence_lock.unlock();
   errno = saved_errno;
 }
@@ -634,9 +662,10 @@ __attribute__((constructor)) static void agent_start() {
 void finish_recording(std::uintptr_t stack_from, const std::uint64_t* registers) {
   g_fence_lock.lock();
   fence_locked(RecordKind::kExit, nullptr);
-  g_status.store(kFinished, std::memory_order_release);
+  g_status.store(kExiting, std::memory_order_release);
   g_fence_lock.unlock();
   exit_handshake(stack_from, registers);
+  g_status.store(kFinished, std::memory_order_release);  // the handshake may have ended early
 }
 
 // After the program's own teardown (exit handlers, static destructors of the objects loaded after

@@ -19,6 +19,9 @@ namespace tleak::agent {
 
 // Whether this process is the one tleak runs and this thread is not inside the agent already.
 bool active();
+// The same, or the program is exiting and its exit scan's answer not yet sent: the blocks other
+// threads allocate and free meanwhile are recorded still (no fence is sent any more).
+bool tracking();
 // Whether this process is the one tleak runs (and records it still).
 bool recording_this_process();
 
@@ -57,7 +60,7 @@ extern __thread std::uint32_t t_recorded __attribute__((tls_model("initial-exec"
 // frame that is not the program's (two more of the agent's were walked before, a seventh of a
 // 12-frame stack's frames).
 [[gnu::always_inline]] inline void record_alloc(const void* address, std::size_t size) {
-  if (!active() || address == nullptr) return;
+  if (!tracking() || address == nullptr) return;
   const int saved_errno = errno;
   recording::t_inside = true;
   const std::uint64_t started = step_profile::now();

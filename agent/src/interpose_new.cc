@@ -42,7 +42,7 @@ template <class... Args>
 template <class... Args>
 [[gnu::always_inline]] inline void* forward_new(std::atomic<void*>& slot, const char* name, size_t size, Args... args) {
   const auto real = next<void* (*)(size_t, Args...)>(slot, name);
-  if (!agent::allocator_code_holds(reinterpret_cast<void*>(real)) || !agent::active()) return real(size, args...);
+  if (!agent::allocator_code_holds(reinterpret_cast<void*>(real)) || !agent::tracking()) return real(size, args...);
   return new_recorded_here<Args...>(real, size, args...);
 }
 
@@ -50,7 +50,7 @@ template <class... Args>
 template <class... Args>
 void forward_delete(std::atomic<void*>& slot, const char* name, void* p, Args... args) {
   const auto real = next<void (*)(void*, Args...)>(slot, name);
-  if (p != nullptr && agent::allocator_code_holds(reinterpret_cast<void*>(real)) && agent::active()) {
+  if (p != nullptr && agent::allocator_code_holds(reinterpret_cast<void*>(real)) && agent::tracking()) {
     agent::record_free(p);
     const agent::PassThrough inner;
     real(p, args...);

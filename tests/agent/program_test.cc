@@ -272,6 +272,31 @@ TEST_F(ProgramRun, AnExitScansAnswerInPiecesJudgesEveryBlock) {
   EXPECT_EQ(site_at(at("many_blocks_at_exit.c", "ARRAY"))["reachable_at_exit_bytes"], 600000 * 8);
 }
 
+// A thread that allocates and frees as the program exits, while the exit scan reads the heap: the
+// blocks it frees meanwhile are no leaks, those it allocates after the scan's list are unjudged (a
+// note says so), and the program's own leak is judged still. (Before, such a thread's records made
+// the scan thrown away, under a note that the program had not run its exit handlers, or the
+// blocks it freed meanwhile read as leaks.) Three runs: the thread races the scan differently
+// each time.
+TEST_F(ProgramRun, AThreadBusyAsTheProgramExitsLeavesTheExitScanExact) {
+  for (int run = 0; run < 3; ++run) {
+    const auto r = tleak_run({}, {program("busy_thread_at_exit")});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(report_["run"]["program"]["exit_scan"]) << run;
+    EXPECT_EQ(report_["totals"]["leaked_bytes"], 1000) << run;
+    EXPECT_EQ(report_["totals"]["leaked_blocks"], 1) << run;
+    EXPECT_EQ(site_at(at("busy_thread_at_exit.c", "LOST"))["leaked_bytes"], 1000) << run;
+    const std::int64_t unjudged = report_["totals"]["unjudged_at_exit_blocks"].get<std::int64_t>();
+    EXPECT_LE(unjudged, 3) << run;  // at most the thread's three, all allocated after the list
+    bool noted = false;
+    for (const Json& note : report_["notes"]) {
+      noted = noted || note.get<std::string>().find("still running as the program exited") != std::string::npos;
+      EXPECT_EQ(note.get<std::string>().find("no exit scan"), std::string::npos) << note;
+    }
+    EXPECT_EQ(noted, unjudged > 0) << run;
+  }
+}
+
 // With another malloc preloaded (jemalloc), its own memory (free space, bookkeeping) holds the
 // addresses of blocks the program let go of: read as roots, it made every leak reachable. It is
 // left out as glibc's heap is, and the figures are the same to the byte.

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <cstring>
 #include <vector>
 
@@ -244,6 +246,34 @@ TEST(AgentSource, RecordsAfterTheExitScansAnswerAreLeftOut) {
   EXPECT_EQ(rec.unfreed[0].size, 16u);
   EXPECT_EQ(rec.allocations, 2u);
   EXPECT_EQ(rec.frees, 0u);
+}
+
+// Records that come between the live list and the scan's answer are of threads still running as
+// the program exits: a listed block they free is judged by no bit, and one they allocate is
+// unjudged, while the rest of the list is judged by the answer (before, any change in the count of
+// live blocks threw the whole scan away).
+TEST(AgentSource, RecordsBetweenTheListAndTheAnswerLeaveTheRestJudged) {
+  AgentSource source;
+  two_blocks_then_exit(source);
+  EXPECT_EQ(source.live_list(), (std::vector<std::uint64_t>{0x1000, 16, 0x2000, 32}));
+  // A racing thread frees the first block and allocates two, one at the first block's address.
+  source.consume(
+      Message().add(free_of(3, 0x1000)).add(alloc(4, 0x1000, 48, 1)).add(alloc(5, 0x3000, 64, 1)).bytes());
+  // The answer: neither listed block reachable.
+  agent::ReachRecord reach{};
+  reach.header.kind = agent::RecordKind::kReach;
+  reach.blocks = 2;
+  source.consume(Message().add(reach, {0b00}).bytes());
+  ASSERT_TRUE(source.reach_complete());
+  const Recording rec = source.finish();
+  EXPECT_EQ(rec.end, RunEnd::kExitScan);
+  ASSERT_EQ(rec.leaked.size(), 1u);  // the second block; not the first, freed since
+  EXPECT_EQ(rec.leaked[0].size, 32u);
+  EXPECT_TRUE(rec.unfreed.empty());
+  std::vector<std::size_t> unjudged;
+  for (const LeakedBlock& b : rec.unjudged) unjudged.push_back(b.size);
+  std::sort(unjudged.begin(), unjudged.end());
+  EXPECT_EQ(unjudged, (std::vector<std::size_t>{48, 64}));
 }
 
 // The sites are judged while the program scans at exit; the judgements are kept for the report

@@ -47,11 +47,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     fill_report(report, recording, ClassifierOptions{}, {}, [&](tleak::SiteId s) { return source.stack(s); },
                 [&](std::uintptr_t word) { return source.resolve(word, no_files); }, "", kListed, judged);
     std::int64_t leaked = 0, reachable = report.omitted_sites.reachable_at_exit_bytes;
+    std::int64_t unjudged = report.omitted_sites.unjudged_at_exit_bytes;
     for (const SiteReport& site : report.sites) {
       leaked += site.leaked_bytes;
       reachable += site.reachable_at_exit_bytes;
+      unjudged += site.unjudged_at_exit_bytes;
     }
-    if (leaked != report.totals.leaked_bytes || reachable != report.totals.reachable_at_exit_bytes) std::abort();
+    if (leaked != report.totals.leaked_bytes || reachable != report.totals.reachable_at_exit_bytes ||
+        unjudged != report.totals.unjudged_at_exit_bytes) {
+      std::abort();
+    }
   } catch (const StreamError&) {
   }
   return 0;

@@ -403,7 +403,7 @@ void AgentSource::drain_epoch() {
       apply_free(p.address);
       return;
     }
-    const Live live{p.size, p.site};
+    const Live live{p.size, p.site, list_sent_};
     if (!live_.insert(p.address, live)) {
       // An address handed out again without a free the agent saw (freed by code it does not
       // interpose): the old block ended here.
@@ -487,8 +487,11 @@ void AgentSource::judge_sites_at_exit(const ClassifierOptions& options, std::siz
 Recording AgentSource::finish() {
   drain_epoch();
   if (applied() != judged_at_) judgements_.reset();
-  std::vector<BlockInfo> leaked, unfreed;
-  const bool scanned = reach_complete_ && sent_list_.size() / 2 == live_.size();
+  std::vector<BlockInfo> leaked, unfreed, unjudged;
+  // Records that came after the list was made (a thread still running as the program exited) take
+  // the blocks they free out of the scan's judgement, and the blocks they allocate are judged by
+  // none of it.
+  const bool scanned = reach_complete_;
   // Sized before they are filled: grown by doubling, tens of thousands of blocks at a program's
   // exit were copied several times into memory each copy had to fault in.
   if (scanned) {
@@ -501,9 +504,14 @@ Recording AgentSource::finish() {
       const std::uint64_t address = sent_list_[2 * i];
       const Live listed{sent_list_[2 * i + 1], unchanged ? sent_sites_[i] : 0};
       const Live* live = unchanged ? &listed : live_.find(address);
-      if (live == nullptr) continue;
+      if (live == nullptr || live->after_list) continue;  // freed since (and maybe its address taken again)
       const bool reachable = (reach_bytes_[i / 8] >> (i % 8)) & 1;
       (reachable ? unfreed : leaked).push_back(block_info(address, *live));
+    }
+    if (!unchanged) {
+      live_.for_each([&](std::uint64_t address, const Live& live) {
+        if (live.after_list) unjudged.push_back(block_info(address, live));
+      });
     }
   } else {
     unfreed.reserve(live_.size());
@@ -511,7 +519,8 @@ Recording AgentSource::finish() {
   }
   // In the live table's order: the recording only adds these up, by site (their sort by block, of
   // tens of thousands of 96-byte descriptions at a PyTorch program's exit, cost the report 2 ms).
-  return recorder_->finish({clock_, iteration_, clock_ + 1}, {}, leaked, unfreed, scanned ? RunEnd::kExitScan : RunEnd::kNoExitScan);
+  return recorder_->finish({clock_, iteration_, clock_ + 1}, {}, leaked, unfreed,
+                           scanned ? RunEnd::kExitScan : RunEnd::kNoExitScan, unjudged);
 }
 
 Recording AgentSource::snapshot() const { return recorder_->snapshot({clock_, iteration_, clock_ + 1}); }

@@ -296,6 +296,10 @@ std::string bounded_reason(const SiteFinding& f, RunEnd end, const ClassifierOpt
     left = bytes(static_cast<double>(f.unfreed_bytes)) +
            (end == RunEnd::kExitScan ? " still reachable at exit" : " not freed when the program ended (not scanned)");
   }
+  if (f.unjudged_bytes > 0) {
+    left = (f.unfreed_bytes > 0 ? left + ", " : std::string()) + bytes(static_cast<double>(f.unjudged_bytes)) +
+           " allocated as the program exited (not scanned)";
+  }
   if (!f.growth.assessed) {
     // Too few iterations to tell growth from a peak: say so, never "no trend".
     return printf_string("peak %s live, %s; growth not assessed (%llu samples after warm-up; at least %llu %s needed)",
@@ -341,23 +345,29 @@ struct EndFigures {
   std::size_t site = 0;
   std::int64_t leaked_bytes = 0, leaked_blocks = 0;
   std::int64_t unfreed_bytes = 0, unfreed_blocks = 0;
+  std::int64_t unjudged_bytes = 0, unjudged_blocks = 0;  // Recording::unjudged
 };
 
 // By site.
 std::vector<EndFigures> end_figures(const Recording& rec) {
   std::vector<EndFigures> blocks;
-  blocks.reserve(rec.leaked.size() + rec.unfreed.size());
+  blocks.reserve(rec.leaked.size() + rec.unfreed.size() + rec.unjudged.size());
   for (const LeakedBlock& b : rec.leaked) blocks.push_back({b.site.value(), static_cast<std::int64_t>(b.size), 1, 0, 0});
   for (const LeakedBlock& b : rec.unfreed) blocks.push_back({b.site.value(), 0, 0, static_cast<std::int64_t>(b.size), 1});
+  for (const LeakedBlock& b : rec.unjudged) {
+    blocks.push_back({b.site.value(), 0, 0, 0, 0, static_cast<std::int64_t>(b.size), 1});
+  }
   std::sort(blocks.begin(), blocks.end(), [](const EndFigures& a, const EndFigures& b) { return a.site < b.site; });
   std::vector<EndFigures> sites;
   for (const EndFigures& b : blocks) {
-    if (sites.empty() || sites.back().site != b.site) sites.push_back({b.site, 0, 0, 0, 0});
+    if (sites.empty() || sites.back().site != b.site) sites.push_back({b.site});
     EndFigures& s = sites.back();
     s.leaked_bytes += b.leaked_bytes;
     s.leaked_blocks += b.leaked_blocks;
     s.unfreed_bytes += b.unfreed_bytes;
     s.unfreed_blocks += b.unfreed_blocks;
+    s.unjudged_bytes += b.unjudged_bytes;
+    s.unjudged_blocks += b.unjudged_blocks;
   }
   return sites;
 }
@@ -369,13 +379,14 @@ EndFigures end_of(const std::vector<EndFigures>& ends, std::size_t site) {
 }
 
 // Adds one site to sums of sites (OmittedSites's, but for its largest peak).
-void add_up(OmittedSites& sum, const SiteRecord& s, std::int64_t unfreed_bytes, bool judged) {
+void add_up(OmittedSites& sum, const SiteRecord& s, const EndFigures& end, bool judged) {
   ++sum.sites;
   sum.allocations += s.allocations;
   sum.frees += s.frees;
   sum.bytes_allocated += static_cast<std::int64_t>(s.bytes_allocated);
   sum.final_live_bytes += s.last_mark_live_bytes;
-  (judged ? sum.reachable_at_exit_bytes : sum.unjudged_at_exit_bytes) += unfreed_bytes;
+  (judged ? sum.reachable_at_exit_bytes : sum.unjudged_at_exit_bytes) += end.unfreed_bytes;
+  sum.unjudged_at_exit_bytes += end.unjudged_bytes;
 }
 
 // Whether SiteRecord::series() is `value` at every sample.
@@ -481,7 +492,7 @@ SiteJudgements judge_sites(const Recording& rec, const ClassifierOptions& option
       out.sites.push_back({});
       continue;
     }
-    add_up(out.all, s, 0, true);  // the blocks left at the end are added by classify()
+    add_up(out.all, s, EndFigures{}, true);  // the blocks left at the end are added by classify()
     std::uint32_t growth = 0;
     if (flat_after_warmup(s, marks, first_fitted, last_not_kept)) {
       if (!flat_fit) flat_fit = fit(fit_growth(iterations, std::vector<std::int64_t>(iterations.size(), 0), rec.iterations, options));
@@ -594,7 +605,10 @@ Diagnosis classify(const Recording& rec, const ClassifierOptions& options, std::
   // What every site adds up to (the blocks left at the end aside, added here): the omitted
   // sites' figures are these less the listed ones'.
   OmittedSites all = sites.all;
-  for (const EndFigures& e : ends) (end_judged ? all.reachable_at_exit_bytes : all.unjudged_at_exit_bytes) += e.unfreed_bytes;
+  for (const EndFigures& e : ends) {
+    (end_judged ? all.reachable_at_exit_bytes : all.unjudged_at_exit_bytes) += e.unfreed_bytes;
+    all.unjudged_at_exit_bytes += e.unjudged_bytes;
+  }
   const auto judged_with_end = [&](std::uint32_t i, const EndFigures& end) {
     const SiteJudgements::Site& site = sites.sites[i];
     const bool leak = end.leaked_bytes >= options.leak_min_bytes;
@@ -674,7 +688,7 @@ Diagnosis classify(const Recording& rec, const ClassifierOptions& options, std::
     // What the omitted sites add up to: the sums over all less those over the listed ones (a few
     // random reads instead of a pass).
     OmittedSites kept;
-    for (const Judged& k : judged) add_up(kept, rec.sites[k.index], end_of(ends, k.index).unfreed_bytes, end_judged);
+    for (const Judged& k : judged) add_up(kept, rec.sites[k.index], end_of(ends, k.index), end_judged);
     OmittedSites& o = d.omitted;
     o.sites = all.sites - kept.sites;
     o.allocations = all.allocations - kept.allocations;
@@ -706,6 +720,8 @@ Diagnosis classify(const Recording& rec, const ClassifierOptions& options, std::
     f.leaked_blocks = end.leaked_blocks;
     f.unfreed_bytes = end.unfreed_bytes;
     f.unfreed_blocks = end.unfreed_blocks;
+    f.unjudged_bytes = end.unjudged_bytes;
+    f.unjudged_blocks = end.unjudged_blocks;
     f.growth = sites.fits[j.growth];
     f.retained = retained_figures(s, rec);
     // A series that is the final value throughout is left empty (SiteFinding::mark_live_bytes).

@@ -523,9 +523,17 @@ Report run_program(const ProgramOptions& o) {
                            "replaced that descriptor with a system call tleak does not interpose): what it did "
                            "after that is not in this report, and blocks left allocated are reported as "
                            "unjudged, not as leaks");
+  } else if (!report.run.program->exit_scan && source.exit_requested()) {
+    report.notes.push_back("the program's exit scan did not finish (the process ended during it), so blocks left "
+                           "allocated are reported as unjudged, not as leaks");
   } else if (!report.run.program->exit_scan) {
     report.notes.push_back("no exit scan: the program ended without running its exit handlers (killed, or "
                            "_exit), so blocks left allocated are reported as unjudged, not as leaks");
+  } else if (report.totals.unjudged_at_exit_blocks > 0) {
+    report.notes.push_back(std::to_string(report.totals.unjudged_at_exit_blocks) + " block" +
+                           (report.totals.unjudged_at_exit_blocks == 1 ? " was" : "s were") +
+                           " allocated by a thread still running as the program exited, after its exit scan's "
+                           "list was made: reported as unjudged, not as leaks");
   }
   if (o.last_in_process) {
     leave_for_exit(finished);

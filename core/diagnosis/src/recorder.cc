@@ -198,13 +198,16 @@ const Recording& Recorder::set_end(Stamp at) {
 
 Recording Recorder::finish(Stamp at, const std::vector<AllocatorStats>& stats,
                            const std::vector<BlockInfo>& still_live, const std::vector<BlockInfo>& unfreed,
-                           RunEnd end) {
+                           RunEnd end, const std::vector<BlockInfo>& unjudged) {
   const auto lock = hold();
   recording_.end = end;
   recording_.ended_at = at;
   recording_.final_mark = sample(recording_.iterations, at.clock, stats);
   for (const BlockInfo& block : unfreed) {
     recording_.unfreed.push_back({block.site, allocator_index(block.allocator), block.size, block.uses});
+  }
+  for (const BlockInfo& block : unjudged) {
+    recording_.unjudged.push_back({block.site, allocator_index(block.allocator), block.size, block.uses});
   }
   for (const BlockInfo& block : still_live) {
     const std::size_t a = allocator_index(block.allocator);

@@ -51,6 +51,7 @@ void fill_totals(Report& report, const Recording& rec, const std::vector<Allocat
     add_blocks(rec.unfreed, a, unfreed_bytes, unfreed_blocks);
     (judged ? t.reachable_at_exit_bytes : t.unjudged_at_exit_bytes) += unfreed_bytes;
     (judged ? t.reachable_at_exit_blocks : t.unjudged_at_exit_blocks) += unfreed_blocks;
+    add_blocks(rec.unjudged, a, t.unjudged_at_exit_bytes, t.unjudged_at_exit_blocks);
     t.allocators.push_back(at);
   }
   if (stats.empty()) {
@@ -99,6 +100,8 @@ void fill_findings(Report& report, const Recording& rec, const Diagnosis& diagno
     s.leaked_blocks = f.leaked_blocks;
     (judged ? s.reachable_at_exit_bytes : s.unjudged_at_exit_bytes) = f.unfreed_bytes;
     (judged ? s.reachable_at_exit_blocks : s.unjudged_at_exit_blocks) = f.unfreed_blocks;
+    s.unjudged_at_exit_bytes += f.unjudged_bytes;
+    s.unjudged_at_exit_blocks += f.unjudged_blocks;
     s.growth = f.growth;
     s.retained = f.retained;
     s.live_bytes_at_samples = f.mark_live_bytes;

@@ -133,6 +133,9 @@ class AgentSource {
   struct Live {
     std::uint64_t size = 0;
     std::uint32_t site = 0;
+    // Allocated after the exit scan's list was made (by a thread still running as the program
+    // exited): no bit of the scan's answer is this block's.
+    bool after_list = false;
   };
 
   // What the recording has taken in: the records applied (clock_) and the fences (fences_: each

@@ -97,6 +97,9 @@ struct SiteFinding {
   // A program's blocks still allocated at exit but reachable (or, without an exit scan, unjudged).
   std::int64_t unfreed_bytes = 0;
   std::int64_t unfreed_blocks = 0;
+  // Still allocated at a scanned exit but judged by no scan (Recording::unjudged).
+  std::int64_t unjudged_bytes = 0;
+  std::int64_t unjudged_blocks = 0;
   GrowthFigures growth;
   RetainedFigures retained;
   // At each timeline sample; empty when every sample equals final_live_bytes (most sites of a

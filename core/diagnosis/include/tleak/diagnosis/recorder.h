@@ -189,6 +189,9 @@ struct Recording {
   std::vector<LeakedBlock> leaked;
   // Still allocated at the end but not leaked: reachable at a program's exit, or not judged.
   std::vector<LeakedBlock> unfreed;
+  // Still allocated at a program's exit that was scanned, but judged by no scan: allocated after the
+  // scan's list was made, by a thread still running as the program exited.
+  std::vector<LeakedBlock> unjudged;
   RunEnd end = RunEnd::kTeardown;
   // The source reported uses (RecorderLimits::uses_reported): drag and dead bytes are measured.
   bool drag_measured = true;
@@ -226,7 +229,7 @@ class Recorder final : public EventSink {
   // RunEnd). Ends the recording.
   Recording finish(Stamp at, const std::vector<AllocatorStats>& stats,
                    const std::vector<BlockInfo>& leaked, const std::vector<BlockInfo>& unfreed = {},
-                   RunEnd end = RunEnd::kTeardown);
+                   RunEnd end = RunEnd::kTeardown, const std::vector<BlockInfo>& unjudged = {});
   // The recording so far, as if it ended now with nothing leaked; the recorder goes on.
   Recording snapshot(Stamp now) const;
   // Bytes of the blocks allocated and not freed, now.
