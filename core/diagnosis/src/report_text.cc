@@ -97,6 +97,10 @@ std::string render_text(const Report& r, std::size_t max_sites) {
     out << (r.run.program->exit_scan ? ", reachable at exit " : ", not freed (no exit scan) ")
         << bytes(static_cast<double>(r.run.program->exit_scan ? r.totals.reachable_at_exit_bytes
                                                               : r.totals.unjudged_at_exit_bytes));
+    // Allocated by a thread still running after the scan's list was made.
+    if (r.run.program->exit_scan && r.totals.unjudged_at_exit_bytes > 0) {
+      out << ", unjudged " << bytes(static_cast<double>(r.totals.unjudged_at_exit_bytes));
+    }
   }
   out << "\n";
   out << "sites: " << r.summary.leak_sites << " leak, " << r.summary.growth_sites << " growth, "
