@@ -2,7 +2,7 @@
  * rounds (argv[2]): more stacks than a thread's cache of stacks holds (agent::kStackSlots, 1,024),
  * so the agent forgets a stack before it comes round again and sends it again. Each block is freed
  * at once. Expected: one site per call site, at line ALLOC, with ROUNDS allocations each.
- * Timed by the README ("Since caaadc5"): many_call_sites 4096 500 under two builds of tleak. */
+ * Timed in docs/performance-history.md ("Since caaadc5"): many_call_sites 4096 500 under two builds of tleak. */
 #include <stdio.h>
 #include <stdlib.h>
 
