@@ -147,6 +147,11 @@ if (growthProgram) {
     assert.equal(await page.$eval("#sentence", (e) => e.textContent), report.summary.sentence);
     assert.equal(await page.$$eval("#sites-body tr", (rows) => rows.length), report.sites.length);
     assert.ok(await page.$$eval("#flame svg g.frame", (g) => g.length) >= 2);
+    // What the exit scan judged beside the leaks: the blocks reachable at exit, as many as the report's.
+    const totals = await page.$eval("#totals", (e) => e.textContent);
+    assert.ok(report.run.program.exit_scan, "the growth program exits through its exit handlers");
+    assert.ok(totals.includes(`reachable at exit`) && totals.includes(`in ${report.totals.reachable_at_exit_blocks} block(s)`), totals);
+    assert.ok(!totals.includes("not judged at exit") || report.totals.unjudged_at_exit_blocks > 0, totals);
     await page.screenshot({ path: path.join(outDir, "program.png"), fullPage: true });
     assert.deepEqual(errors, [], "console errors");
     assert.deepEqual(requests, [], "requests beyond the page");

@@ -41,11 +41,25 @@ function header() {
     ["dead-but-held peak", bytes(report.total_retained.peak_dead_bytes)],
     ["sites", `${report.sites.length}${report.omitted_sites.sites ? ` (+${report.omitted_sites.sites} omitted)` : ""}`],
   ];
-  if (run.program) figures.push(["exit", run.program.exit_signal ? `signal ${run.program.exit_signal}` : `status ${run.program.exit_status}`]);
+  if (run.program) {
+    figures.splice(5, 0, ...atExit(t, run.program.exit_scan));
+    figures.push(["exit", run.program.exit_signal ? `signal ${run.program.exit_signal}` : `status ${run.program.exit_status}`]);
+  }
   $("totals").replaceChildren(...figureNodes(figures));
   $("thresholds").replaceChildren(
     ...Object.entries(report.thresholds).map(([k, v]) => el("tr", {}, el("td", {}, k), el("td", {}, String(v)))));
   $("notes").replaceChildren(...report.notes.map((n) => el("li", {}, n)));
+}
+
+// What a program left allocated at exit beside its leaks: reachable (an exit scan judged them), and
+// not judged (no scan, or allocated by a thread still running after the scan's list was made).
+function atExit(figures, scanned) {
+  const out = [];
+  if (scanned) out.push(["reachable at exit", `${bytes(figures.reachable_at_exit_bytes)} in ${figures.reachable_at_exit_blocks} block(s)`]);
+  if (!scanned || figures.unjudged_at_exit_bytes > 0) {
+    out.push(["not judged at exit", `${bytes(figures.unjudged_at_exit_bytes)} in ${figures.unjudged_at_exit_blocks} block(s)`]);
+  }
+  return out;
 }
 
 // Live bytes per iteration: the total, the top sites, reserved bytes per allocator, the warm-up
@@ -182,6 +196,7 @@ function detail(site) {
   $("detail-reason").textContent = site.reason;
   const figures = [["allocator", site.allocator], ["peak live", bytes(site.peak_live_bytes)], ["final live", bytes(site.final_live_bytes)],
     ["leaked", `${bytes(site.leaked_bytes)} in ${site.leaked_blocks} block(s)`], ["allocations / frees", `${site.allocations} / ${site.frees}`]];
+  if (report.run.program) figures.splice(4, 0, ...atExit(site, report.run.program.exit_scan));
   if (site.verdict === "growth") figures.push(["growth", `${byteRate(site.growth.slope_bytes_per_iteration, words)} from ${words.one} ${site.growth.first_iteration}`]);
   if (site.growth.plateau_iteration != null) figures.push(["plateau", `${words.one} ${site.growth.plateau_iteration}`]);
   if (site.retained.measured) figures.push(["dead-held peak", `${bytes(site.retained.peak_dead_bytes)}, drag up to ${site.retained.drag_iterations_max} ${words.many}`]);
