@@ -134,11 +134,21 @@ bool fence_due(std::uint64_t ns) {
                                    g_control->snapshot_requests != g_served_snapshots));
 }
 
+// Every thread buffer there is, locked in index order (as every fence takes them): how many.
+std::uint32_t lock_all_buffers() {
+  const std::uint32_t count = thread_buffer_count();
+  for (std::uint32_t i = 0; i < count; ++i) thread_buffer(i)->lock.lock();
+  return count;
+}
+
+void unlock_all_buffers(std::uint32_t count) {
+  for (std::uint32_t i = count; i-- > 0;) thread_buffer(i)->lock.unlock();
+}
+
 void fence_locked(RecordKind kind, const char* name) {
   // Outside every buffer lock: dl_iterate_phdr may wait on a thread that waits on its buffer.
   send_modules_if_changed();
-  const std::uint32_t count = thread_buffer_count();
-  for (std::uint32_t i = 0; i < count; ++i) thread_buffer(i)->lock.lock();
+  const std::uint32_t count = lock_all_buffers();
   const std::uint64_t ns = stamp();
   // The calling thread's records go last, with the fence in the same message: one send instead
   // of two at every mark of a single-threaded program.
@@ -163,7 +173,7 @@ void fence_locked(RecordKind kind, const char* name) {
   } else {
     send_record(message, size);
   }
-  for (std::uint32_t i = count; i-- > 0;) thread_buffer(i)->lock.unlock();
+  unlock_all_buffers(count);
   // A flush comes whenever the parent's backlog asks: the time samples keep their own pace.
   if (kind != RecordKind::kFlush) g_next_fence_ns.store(stamp_after(ns, g_sample_ns), std::memory_order_relaxed);
 }
@@ -234,11 +244,10 @@ void send_hello() {
 void send_buffers_and_stop_tracking() {
   send_modules_if_changed();  // outside every buffer lock, as fence_locked says why
   g_fence_lock.lock();
-  const std::uint32_t count = thread_buffer_count();
-  for (std::uint32_t i = 0; i < count; ++i) thread_buffer(i)->lock.lock();
+  const std::uint32_t count = lock_all_buffers();
   for (std::uint32_t i = 0; i < count; ++i) thread_buffer(i)->send();
   g_status.store(kFinished, std::memory_order_release);
-  for (std::uint32_t i = count; i-- > 0;) thread_buffer(i)->lock.unlock();
+  unlock_all_buffers(count);
   g_fence_lock.unlock();
 }
 

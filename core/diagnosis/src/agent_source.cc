@@ -77,9 +77,9 @@ void AgentSource::reset() {
 }
 
 void AgentSource::consume(std::span<const unsigned char> message) {
-  // The exit scan judged the blocks live at the exit fence: what a thread that was still inside the
-  // agent as the process exited sends after that is no part of that state (applied, it made the
-  // live blocks differ from the list scanned, and the whole scan was thrown away).
+  // The answer is the last word: the agent records nothing after it, and what a thread still inside
+  // the agent then sends is no part of the heap the scan judged (a block it frees, judged by its
+  // bit, would be left unjudged).
   if (reach_complete_) return;
   // The answer goes on in pieces, each naming its place. Any other message meanwhile is a thread's
   // that still ran as the program exited: its records are taken as those that came before the

@@ -11,7 +11,6 @@
 
 namespace tleak::diagnosis {
 
-
 class MessageSlotArea {
  public:
   // A memfd of agent::MessageSlots, all free. Without one (memfd_create or mmap failed) fd() is -1

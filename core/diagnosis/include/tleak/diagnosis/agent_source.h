@@ -80,8 +80,8 @@ class AgentSource {
   const std::vector<std::uint64_t>& live_list() const;
   // The agent's reachability answer arrived, for the list live_list() gave.
   bool reach_complete() const { return reach_complete_; }
-  // Part of the answer arrived: the next messages are the rest of its bitmap, raw bytes with no
-  // record header (never a SlotRecord, whatever their first bytes read as: MessageSlotArea).
+  // Part of the answer arrived: more of its bitmap is to come (ReachMoreRecord messages, among
+  // which a thread still running as the program exits may send records).
   bool reach_continues() const { return reach_started_ && !reach_complete_; }
   std::uint64_t reach_root_bytes() const { return reach_root_bytes_; }
 
