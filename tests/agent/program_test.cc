@@ -250,6 +250,16 @@ TEST_F(ProgramRun, SnapshotsAreFullReportsThatDiffCompares) {
   EXPECT_NE(d.out.find("final live: 40.0 KiB -> 80.0 KiB"), std::string::npos) << d.out;
 }
 
+// A figure of memcheck's leak summary ("definitely lost: 1,000 bytes in ..."), or -1.
+std::int64_t memcheck_figure(const std::string& log, const std::string& what) {
+  const std::regex pattern(what + ": ([0-9,]+) bytes");
+  std::smatch m;
+  if (!std::regex_search(log, m, pattern)) return -1;
+  std::string digits = m[1];
+  digits.erase(std::remove(digits.begin(), digits.end(), ','), digits.end());
+  return std::stoll(digits);
+}
+
 TEST_F(ProgramRun, LeaksAreTheUnreachableBlocksAtExit) {
   const auto r = tleak_run({}, {program("exit_reachability")});
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -270,6 +280,9 @@ TEST_F(ProgramRun, AnExitScansAnswerInPiecesJudgesEveryBlock) {
   EXPECT_EQ(kept["reachable_at_exit_bytes"], 600000 * 16);
   EXPECT_EQ(kept["leaked_bytes"], 0);
   EXPECT_EQ(site_at(at("many_blocks_at_exit.c", "ARRAY"))["reachable_at_exit_bytes"], 600000 * 8);
+  const auto m = run_process(VALGRIND_PROGRAM, {"--leak-check=full", program("many_blocks_at_exit")});
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  EXPECT_EQ(memcheck_figure(m.err, "definitely lost") + memcheck_figure(m.err, "indirectly lost"), 40000) << m.err;
 }
 
 // A thread that allocates and frees as the program exits, while the exit scan reads the heap: the
@@ -295,6 +308,10 @@ TEST_F(ProgramRun, AThreadBusyAsTheProgramExitsLeavesTheExitScanExact) {
     }
     EXPECT_EQ(noted, unjudged > 0) << run;
   }
+  // Memcheck judges the heap once every thread is gone: the same loss.
+  const auto m = run_process(VALGRIND_PROGRAM, {"--leak-check=full", program("busy_thread_at_exit")});
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  EXPECT_EQ(memcheck_figure(m.err, "definitely lost") + memcheck_figure(m.err, "indirectly lost"), 1000) << m.err;
 }
 
 // With another malloc preloaded (jemalloc), its own memory (free space, bookkeeping) holds the
@@ -341,15 +358,6 @@ TEST_F(ProgramRun, TheAgentsOwnMemoryIsNeverARootHoweverManyThreads) {
   const Json& each = site_at(at("many_threads_leak.c", "EACH"));
   EXPECT_EQ(each["allocations"], 1200);
   EXPECT_EQ(each["frees"], 1200);
-}
-
-std::int64_t memcheck_figure(const std::string& log, const std::string& what) {
-  const std::regex pattern(what + ": ([0-9,]+) bytes");
-  std::smatch m;
-  if (!std::regex_search(log, m, pattern)) return -1;
-  std::string digits = m[1];
-  digits.erase(std::remove(digits.begin(), digits.end(), ','), digits.end());
-  return std::stoll(digits);
 }
 
 TEST_F(ProgramRun, LeakedBytesEqualMemchecksDefinitelyAndIndirectlyLost) {
