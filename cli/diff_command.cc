@@ -34,7 +34,7 @@ Command add_diff_command(CLI::App& app) {
       ->allow_extra_args(false);
   sub->add_option("--max-increase", args->max_increase,
                   "Tolerate regressions up to this many bytes (1MiB, 512KiB, ...); fail when the total peak grows more");
-  sub->add_flag("--force", args->force, "Compare reports of different scenarios");
+  sub->add_flag("--force", args->force, "Compare reports of different scenarios or programs");
   sub->add_option("--html", args->html,
                   "Also write the diff as a self-contained HTML page to FILE (atomically): both timelines, "
                   "regressions first, a differential flame graph");

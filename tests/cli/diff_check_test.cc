@@ -164,14 +164,14 @@ TEST(Diff, BadInputsAreOneLineAndExitTwo) {
       {{"diff", files.write("truncated.json", full.substr(0, full.size() / 2)), good}, "truncated.json: not JSON"},
       {{"diff", files.write("foreign.json", R"({"name": "x"})"), good}, "foreign.json: not a tleak report: no \"schema\" field"},
       {{"diff", files.write("newer.json", newer.dump()), good}, "is newer than this tleak reads"},
-      {{"diff", good, other}, "different scenarios ('s' and 't'); pass --force"},
+      {{"diff", good, other}, "different scenarios or programs ('s' and 't'); pass --force"},
       {{"diff", good, good, "--max-increase", "lots"}, "--max-increase: 'lots' is not a size"},
       {{"diff", good}, "b"},
   };
   for (const auto& c : cases) expect_refused(tleak(c.args), c.message);
   const ProcessResult forced = tleak({"diff", good, other, "--force"});
   EXPECT_EQ(forced.exit_code, 0) << forced.err;
-  EXPECT_NE(forced.out.find("different scenarios, compared because of --force"), std::string::npos);
+  EXPECT_NE(forced.out.find("different scenarios or programs, compared because of --force"), std::string::npos);
 }
 
 TEST(Diff, RealLeakyAndFixedRunsNameTheFixedSite) {

@@ -109,7 +109,7 @@ std::vector<Regression> Diff::regressions() const {
 
 Diff diff_reports(const ReportSummary& a, const ReportSummary& b, bool force) {
   if (a.scenario != b.scenario && !force) {
-    throw DiffError("the reports are of different scenarios ('" + a.scenario + "' and '" + b.scenario +
+    throw DiffError("the reports are of different scenarios or programs ('" + a.scenario + "' and '" + b.scenario +
                     "'); pass --force to compare them anyway");
   }
   Diff diff;
@@ -252,7 +252,7 @@ std::string render_text(const Diff& d, std::size_t max_sites) {
         << (per_step ? per(d.words_b) : "") << " (" << signed_bytes(b - a) << ")\n";
   };
   out << "tleak diff: " << d.scenario_a << " (" << d.variant_a << ") -> " << d.scenario_b << " (" << d.variant_b << ")\n";
-  if (d.forced) out << "note: different scenarios, compared because of --force\n";
+  if (d.forced) out << "note: different scenarios or programs, compared because of --force\n";
   if (d.words_a.per != d.words_b.per) {
     out << "note: the runs' growth is per different steps (A per " << d.words_a.per << ", B per " << d.words_b.per
         << "): slopes compare only as figures\n";

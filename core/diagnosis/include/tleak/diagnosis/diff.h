@@ -53,7 +53,7 @@ struct DiffTotals {
 struct Diff {
   std::string scenario_a, scenario_b;
   std::string variant_a, variant_b;
-  bool forced = false;  // different scenarios compared on request
+  bool forced = false;  // different scenarios or programs compared on request
   StepWords words_a = iteration_words(), words_b = iteration_words();  // what each run's slopes are per
   DiffTotals totals;
   std::vector<SiteDelta> sites;  // changed first, largest change first
@@ -67,7 +67,7 @@ class DiffError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Throws DiffError when the reports are of different scenarios and `force` is false.
+// Throws DiffError when the reports are of different scenarios or programs and `force` is false.
 Diff diff_reports(const ReportSummary& a, const ReportSummary& b, bool force);
 // Reads both files (in parallel) and diffs them. Throws ReportError or DiffError.
 Diff diff_report_files(const std::string& a, const std::string& b, bool force);
