@@ -152,9 +152,52 @@ if (growthProgram) {
     assert.ok(report.run.program.exit_scan, "the growth program exits through its exit handlers");
     assert.ok(totals.includes(`reachable at exit`) && totals.includes(`in ${report.totals.reachable_at_exit_blocks} block(s)`), totals);
     assert.ok(!totals.includes("not judged at exit") || report.totals.unjudged_at_exit_blocks > 0, totals);
+    // Its growing site is most of the total: both drawn from the start.
+    assert.equal(await page.$eval("#timeline-note", (e) => e.textContent), "");
     await page.screenshot({ path: path.join(outDir, "program.png"), fullPage: true });
     assert.deepEqual(errors, [], "console errors");
     assert.deepEqual(requests, [], "requests beyond the page");
+    await page.close();
+  });
+}
+
+// A growing site smaller than six bounded ones (growth.c's "large": six 1 MiB buffers live through the
+// loop), as in a PyTorch program whose import makes the largest sites: the page leads with the
+// growing site all the same, first in the table and drawn in the chart with its fitted line, the
+// total hidden at first (beside its 6 MiB the site's 120 KiB would lie flat).
+if (growthProgram) {
+  const json = path.join(outDir, "beside-large.json"), html = path.join(outDir, "beside-large.html");
+  execFileSync(tleak, ["run", "-o", json, "--html", html, "--", growthProgram, "leaky", "large"], { stdio: ["ignore", "ignore", "ignore"] });
+  const report = JSON.parse(readFileSync(json, "utf8"));
+  const growing = report.sites.filter((s) => s.verdict === "growth");
+  await check("the worst site leads a page", async () => {
+    assert.equal(growing.length, 1);
+    const larger = report.sites.filter((s) => s.verdict === "bounded" && s.peak_live_bytes > growing[0].peak_live_bytes);
+    assert.ok(larger.length >= 6, `${larger.length} bounded sites larger than the growing one`);
+    const { page, errors } = await open(html);
+    const firstRow = () => page.$$eval("#sites-body tr:first-child td", (tds) => tds.map((t) => t.textContent));
+    const [verdict, label] = await firstRow();
+    assert.equal(verdict, "growth");
+    assert.equal(label, growing[0].label);
+    const legend = await page.$$eval("#timeline .u-legend .u-series .u-label", (ls) => ls.map((l) => l.textContent));
+    assert.ok(legend.some((l) => l.startsWith(`#${growing[0].id} `)), `legend: ${legend}`);
+    assert.ok(legend.some((l) => l.startsWith(`fit #${growing[0].id} `)), `legend: ${legend}`);
+    assert.ok(!legend.some((l) => l.includes(" main (growth.c:") && !l.includes(`#${growing[0].id} `)), `legend: ${legend}`);
+    const shown = () => page.$$eval("#timeline .u-legend .u-series", (rows) => rows.map((r) => !r.classList.contains("u-off")));
+    const [, totalShown, siteShown] = await shown();
+    assert.equal(totalShown, false);
+    assert.equal(siteShown, true);
+    assert.match(await page.$eval("#timeline-note", (e) => e.textContent), /^The total is hidden, as is any reserved line: beside it \(6\.\d MiB at its highest sample\)/);
+    await (await page.$$("#timeline .u-legend .u-series"))[1].click();
+    assert.equal((await shown())[1], true);
+    // Sorting by another column still works: by peak, a 1 MiB buffer comes first; by verdict again,
+    // the worst.
+    const headers = await page.$$("#sites-head th");
+    await headers[8].click();
+    assert.equal((await firstRow())[8], "1.0 MiB");
+    await headers[0].click();
+    assert.equal((await firstRow())[0], "growth");
+    assert.deepEqual(errors, [], "console errors");
     await page.close();
   });
 }

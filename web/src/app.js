@@ -5,7 +5,7 @@
 import uPlot from "uplot";
 import { select } from "d3-selection";
 import flamegraph from "d3-flame-graph";
-import { bytes, byteRate, frameName, shortFunction, siteWeight, MEASURES, growthFit, topSites, stepWords } from "./report_model.js";
+import { bytes, byteRate, frameName, shortFunction, siteWeight, MEASURES, growthFit, chartedSites, severity, stepWords } from "./report_model.js";
 import { el, figures as figureNodes } from "./dom.js";
 import { stackTree } from "./stack_tree.js";
 import { renderDiff } from "./diff_page.js";
@@ -62,6 +62,9 @@ function atExit(figures, scanned) {
   return out;
 }
 
+// The charted sites' bands are too thin to read under a total this many times their top.
+const kFlatShare = 20;
+
 // Live bytes per iteration: the total, the top sites, reserved bytes per allocator, the warm-up
 // shaded, plateaus marked, and the fitted line over each growing top site.
 function timeline() {
@@ -76,9 +79,10 @@ function timeline() {
   const series = [{ label: words.one }, { label: "total live", stroke: "#222", width: 2, value: (u, v) => bytes(v) }];
   const data = [x, samples.map((s) => s.live_bytes)];
   const palette = ["#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"];
-  // The top sites stacked, largest at the bottom: each band is one site's live bytes (the legend
-  // shows its own figure), and a growing site's fitted line rides on the bands below it.
-  const top = topSites(report.sites, 5).filter((site) => site.live_bytes_at_samples);
+  // The sites found leaking, growing or retaining (or the largest) stacked, largest at the bottom:
+  // each band is one site's live bytes (the legend shows its own figure), and a growing site's
+  // fitted line rides on the bands below it.
+  const top = chartedSites(report.sites, 5).filter((site) => site.live_bytes_at_samples);
   const bands = [];
   let below = samples.map(() => 0), belowSeries = null;
   top.forEach((site, i) => {
@@ -99,13 +103,23 @@ function timeline() {
   });
   // Only the first band fills down to zero; the others fill between their site and the one below.
   series.forEach((s, i) => { if (s.fill && bands.some((b) => b.series[0] === i)) delete s.fill; });
+  // Sites found leaking or growing that are small beside the total (a PyTorch program's 64 MiB
+  // against its growing sites' 200 KiB) would lie flat along the axis: the total and the reserved
+  // bytes start hidden then, and a line says so (a click on the legend shows them).
+  const most = (values) => values.reduce((m, v) => Math.max(m, v ?? 0), 0);
+  const flat = top.some((s) => s.verdict !== "bounded") && most(below) * kFlatShare < most(data[1]);
+  if (flat) series[1].show = false;
+  $("timeline-note").textContent = flat
+    ? `The total is hidden, as is any reserved line: beside it (${bytes(most(data[1]))} at its highest sample) these ` +
+      `sites (${bytes(most(below))} together at theirs) would lie flat. Click "total live" in the legend to show it.`
+    : "";
   const names = (report.totals.allocators || []).map((a) => a.name);
   names.forEach((name, a) => {
     const reserved = samples.map((s) => (s.allocator_reserved_bytes || [])[a] ?? null);
     const live = samples.map((s) => (s.allocator_live_bytes || [])[a] ?? 0);
     // Reserved bytes of an allocator nothing lives in (a device reservation) would flatten the chart.
     if (!live.some((v) => v > 0) || !reserved.some((v) => v > 0)) return;
-    series.push({ label: `${name} reserved`, stroke: "#999", dash: [2, 3], value: (u, v) => bytes(v) });
+    series.push({ label: `${name} reserved`, stroke: "#999", dash: [2, 3], show: !flat, value: (u, v) => bytes(v) });
     data.push(reserved);
   });
   const warmupEnd = Math.max(report.thresholds.min_warmup_iterations, Math.floor(report.thresholds.warmup_fraction * report.run.iterations));
@@ -138,10 +152,11 @@ function timeline() {
 }
 
 // The sites table: sortable by any column, filtered by verdict, allocator and text. A 100,000-site
-// report renders the first rows of the current order only.
+// report renders the first rows of the current order only. It opens worst first, as the report lists
+// its sites: by verdict (a stable sort keeps the report's order within one).
 const kShownRows = 500;
 const columns = [
-  ["verdict", (s) => s.verdict, (s) => s.verdict],
+  ["verdict", (s) => severity(s.verdict), (s) => s.verdict],
   ["site", (s) => s.label, (s) => s.label],
   ["reason", (s) => s.reason || "", (s) => s.reason || ""],
   ["allocator", (s) => s.allocator, (s) => s.allocator],
@@ -151,7 +166,7 @@ const columns = [
   [`drag (${words.many})`, (s) => s.retained.drag_iterations_max, (s) => (s.retained.measured ? s.retained.drag_iterations_max : "")],
   ["peak", (s) => s.peak_live_bytes, (s) => bytes(s.peak_live_bytes)],
 ];
-const tableState = { sort: 8, descending: true };
+const tableState = { sort: 0, descending: true };
 
 function sitesTable() {
   const verdicts = ["all", "leak", "growth", "retained", "bounded"];
@@ -161,7 +176,7 @@ function sitesTable() {
   for (const id of ["filter-verdict", "filter-allocator", "filter-text"]) $(id).addEventListener("input", renderRows);
   $("sites-head").replaceChildren(el("tr", {}, ...columns.map(([name], i) => el("th", {
     onclick: () => {
-      tableState.descending = tableState.sort === i ? !tableState.descending : i > 3;
+      tableState.descending = tableState.sort === i ? !tableState.descending : i === 0 || i > 3;  // worst, largest first
       tableState.sort = i;
       renderRows();
     },

@@ -64,8 +64,19 @@ export function frameName(frame) {
   return `${shortFunction(frame.function) || "??"}${where}`;
 }
 
-export function topSites(sites, n) {
-  return [...sites].sort((a, b) => b.peak_live_bytes - a.peak_live_bytes).slice(0, n);
+// A verdict's rank, worst highest (the classifier's order: leak, growth, retained, bounded).
+export function severity(verdict) {
+  return ["bounded", "retained", "growth", "leak"].indexOf(verdict);
+}
+
+// The sites a chart draws, largest peak first: the first `n` found leaking, growing or retaining
+// (a report lists its sites worst first, each verdict by its own figure), or without any, the `n`
+// largest. Not the largest whatever their verdict: a PyTorch program's import made the five
+// largest, and its growing sites were neither drawn nor fitted.
+export function chartedSites(sites, n) {
+  const flagged = sites.filter((s) => s.verdict !== "bounded");
+  const chosen = flagged.length > 0 ? flagged.slice(0, n) : [...sites].sort((a, b) => b.peak_live_bytes - a.peak_live_bytes).slice(0, n);
+  return chosen.sort((a, b) => b.peak_live_bytes - a.peak_live_bytes);
 }
 
 // The fitted growth line over the iterations it was fitted on: the reported slope, through the
