@@ -12,6 +12,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
@@ -248,6 +249,43 @@ TEST_F(ProgramRun, SnapshotsAreFullReportsThatDiffCompares) {
   const auto d = run_process(TLEAK_BINARY, {"diff", early, late});
   EXPECT_EQ(d.exit_code, 0) << d.err;
   EXPECT_NE(d.out.find("final live: 40.0 KiB -> 80.0 KiB"), std::string::npos) << d.out;
+}
+
+// A fixed run that lists one site (--max-sites 1: its 64 KiB scratch buffer) beside the leaky run:
+// the growing site is not in A's list, and every site A left out peaked at most 4 KiB (the KEEP
+// block it frees every iteration among them). The diff says the site is not listed in A, not new,
+// and its peak grew by at least 116 KiB (120 KiB less A's bound), not by 120 KiB from nothing.
+TEST_F(ProgramRun, ADiffAgainstAReportThatLeftSitesOutBoundsWhatItCannotSee) {
+  ASSERT_EQ(tleak_run({"--max-sites", "1"}, {program("growth"), "fixed"}).exit_code, 0);
+  ASSERT_EQ(report_["sites"].size(), 1u);
+  const std::int64_t left_out_peak = report_["omitted_sites"]["largest_peak_live_bytes"].get<std::int64_t>();
+  EXPECT_EQ(left_out_peak, 4096);
+  std::filesystem::rename(path("report.json"), path("fixed.json"));
+  ASSERT_EQ(tleak_run({}, {program("growth"), "leaky"}).exit_code, 0);
+  const std::int64_t kept_peak = site_at(at("growth.c", "KEEP"))["peak_live_bytes"].get<std::int64_t>();
+  EXPECT_EQ(kept_peak, 30 * 4096);
+  const auto d = run_process(TLEAK_BINARY, {"diff", path("fixed.json"), path("report.json"), "--format", "json"});
+  ASSERT_EQ(d.exit_code, 0) << d.err;
+  const Json diff = Json::parse(d.out);
+  EXPECT_EQ(diff["counts"]["new"], 0);
+  const std::string keep_line = "growth.c:" + std::to_string(line_of("growth.c", "KEEP"));
+  int seen = 0;
+  for (const Json& s : diff["sites"]) {
+    if (s["label"].get<std::string>().find(keep_line) == std::string::npos) continue;
+    ++seen;
+    EXPECT_EQ(s["status"], "unlisted_a");
+    EXPECT_TRUE(s["peak_live_bytes"]["a"].is_null());
+    EXPECT_EQ(s["unlisted_peak_at_most"], left_out_peak);
+    std::map<std::string, std::int64_t> regressions;
+    for (const Json& r : s["regressions"]) regressions[r["kind"]] = r["bytes"];
+    EXPECT_EQ(regressions.at("growth"), 4096);
+    EXPECT_EQ(regressions.at("peak"), kept_peak - left_out_peak);
+  }
+  EXPECT_EQ(seen, 1) << d.out;
+  const auto text = run_process(TLEAK_BINARY, {"diff", path("fixed.json"), path("report.json"), "--fail-on", "growth"});
+  EXPECT_EQ(text.exit_code, 1) << text.err;
+  EXPECT_NE(text.out.find("[not listed in A] main (" + keep_line + ")"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("peak at most 4.0 KiB -> 120.0 KiB"), std::string::npos) << text.out;
 }
 
 // The number `pattern`'s group matched in memcheck's log (it writes "1,000"), or -1.

@@ -3,6 +3,8 @@
 // side (its code moved); and sites merged by equal frames take the worst verdict.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "tleak/diagnosis/diff.h"
 #include "tleak/diagnosis/report_summary.h"
 
@@ -84,6 +86,71 @@ TEST(DiffMatching, GrowthOfTimeSampledRunsIsPerTheirPeriod) {
   EXPECT_NE(mixed.find("growth: 1.0 KiB/iter -> 4.0 KiB/50 ms"), std::string::npos) << mixed;
   EXPECT_NE(mixed.find("note: the runs' growth is per different steps (A per iteration, B per 50 ms)"), std::string::npos)
       << mixed;
+}
+
+// A report that left bounded sites out (a program's import makes 686,000): a site only the other
+// report lists may be one of them, so it is neither new nor gone, and its figure on the side that
+// does not list it is only a bound: B's growing site, not listed in A where every left-out site
+// peaked at most 13,000 bytes, is a growth regression and a peak regression of at least its peak
+// less 13,000; A's bounded site not listed in B is no change at all.
+TEST(DiffMatching, ASiteTheOtherReportLeftOutIsNeitherNewNorGone) {
+  SiteSummary growing = site("grow", 23, "growth", 80000);
+  growing.slope_bytes_per_iteration = 1600;
+  ReportSummary a = report({site("kept", 5, "bounded", 500000), site("import", 9, "bounded", 14000)});
+  ReportSummary b = report({site("kept", 5, "bounded", 500000), growing});
+  a.unlisted_sites = 685000;
+  a.unlisted_largest_peak = 13000;
+  b.unlisted_sites = 685001;
+  b.unlisted_largest_peak = 13500;
+  const Diff d = diff_reports(a, b, false);
+  EXPECT_EQ(d.new_sites, 0u);
+  EXPECT_EQ(d.gone_sites, 0u);
+  EXPECT_EQ(d.unlisted_sites, 2u);
+  std::map<std::string, const SiteDelta*> by_label;
+  for (const SiteDelta& s : d.sites) by_label[s.label] = &s;
+  const SiteDelta& grown = *by_label.at("grow:23");
+  EXPECT_EQ(grown.status, "unlisted_a");
+  EXPECT_EQ(grown.unlisted_peak_at_most, 13000);
+  ASSERT_EQ(grown.regressions.size(), 2u);
+  EXPECT_EQ(grown.regressions[0].kind, RegressionKind::kGrowth);
+  EXPECT_EQ(grown.regressions[0].what, "grow:23: not listed in A -> growth");
+  EXPECT_EQ(grown.regressions[1].kind, RegressionKind::kPeak);
+  EXPECT_EQ(grown.regressions[1].bytes, 80000 - 13000);
+  const SiteDelta& import = *by_label.at("import:9");
+  EXPECT_EQ(import.status, "unlisted_b");
+  EXPECT_EQ(import.unlisted_peak_at_most, 13500);
+  EXPECT_TRUE(import.regressions.empty());
+  EXPECT_EQ(import.magnitude, 14000 - 13500);
+  // Its bound only, in the JSON (no figure of its own where it is not listed) and in the text.
+  const nlohmann::json j = to_json(d);
+  EXPECT_EQ(j["counts"]["unlisted"], 2);
+  EXPECT_EQ(j["listed"]["a"]["left_out"], 685000);
+  EXPECT_EQ(j["listed"]["b"]["left_out_largest_peak_bytes"], 13500);
+  for (const nlohmann::json& s : j["sites"]) {
+    if (s["status"] == "unlisted_a") {
+      EXPECT_TRUE(s["peak_live_bytes"]["a"].is_null());
+      EXPECT_EQ(s["peak_live_bytes"]["b"], 80000);
+      EXPECT_EQ(s["unlisted_peak_at_most"], 13000);
+    }
+    if (s["status"] == "unchanged") {
+      EXPECT_TRUE(s["unlisted_peak_at_most"].is_null());
+    }
+  }
+  const std::string text = render_text(d, 10);
+  EXPECT_NE(text.find("note: A lists 2 sites and leaves out 685000 smaller bounded ones (each at most 12.7 KiB at peak)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("[not listed in A] grow:23\n      verdict - -> growth\n      peak at most 12.7 KiB -> 78.1 KiB"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("sites: 0 changed, 0 new, 0 gone, 2 listed in one run only; 2 regressions"), std::string::npos) << text;
+
+  // Reports that list every site: new and gone as before.
+  a.unlisted_sites = b.unlisted_sites = 0;
+  const Diff whole = diff_reports(a, b, false);
+  EXPECT_EQ(whole.new_sites, 1u);
+  EXPECT_EQ(whole.gone_sites, 1u);
+  EXPECT_EQ(whole.unlisted_sites, 0u);
 }
 
 }  // namespace

@@ -202,6 +202,27 @@ if (growthProgram) {
   });
 }
 
+// A diff against a report that left sites out (growth.c fixed, --max-sites 1): the growing site is
+// "not listed in A", its peak there only a bound, and a line says what A left out.
+if (growthProgram) {
+  const fixed = path.join(outDir, "one-site.json"), leaky = path.join(outDir, "program.json");  // growth.c leaky
+  execFileSync(tleak, ["run", "--max-sites", "1", "-o", fixed, "--", growthProgram, "fixed"], { stdio: ["ignore", "ignore", "ignore"] });
+  const html = path.join(outDir, "unlisted-diff.html");
+  execFileSync(tleak, ["diff", fixed, leaky, "--html", html], { stdio: ["ignore", "ignore", "ignore"] });
+  await check("diff page of a report that left sites out", async () => {
+    const { page, errors } = await open(html);
+    assert.match(await page.$eval("#diff-left-out-a", (e) => e.textContent), /^A lists 1 sites and leaves out \d+ smaller bounded ones \(each at most 4\.0 KiB at peak\)/);
+    assert.equal(await page.$("#diff-left-out-b"), null);
+    const cells = await page.$eval("#diff-sites tbody tr", (r) => [...r.querySelectorAll("td")].map((t) => t.textContent));
+    assert.equal(cells[0], "not listed in A");
+    assert.equal(cells[2], "- → growth");
+    assert.equal(cells[3], "≤ 4.0 KiB → 120.0 KiB");
+    assert.match(await page.$eval("#diff-sentence", (e) => e.textContent), /, \d+ listed in one run only$/);
+    assert.deepEqual(errors, [], "console errors");
+    await page.close();
+  });
+}
+
 // A program without marks (tests/programs/timed_growth.c, beside growth.c): sampled by time, its page
 // says its growth per sampling period and its series over samples, never per iteration.
 if (growthProgram) {

@@ -66,6 +66,15 @@ export function differentialTree(a, b, measure) {
   return stackTree(changed, (node, site) => { node.delta = (node.delta || 0) + deltas.get(site); });
 }
 
+// A line per run that left bounded sites out of its report: a site the other run lists may be
+// among them (shown "not listed in A" or "in B").
+function leftOut(listed) {
+  return ["a", "b"].filter((side) => listed[side].left_out > 0).map((side) => el("p", { class: "hint", id: `diff-left-out-${side}` },
+    `${side.toUpperCase()} lists ${listed[side].sites} sites and leaves out ${listed[side].left_out} smaller bounded ones ` +
+    `(each at most ${bytes(listed[side].left_out_largest_peak_bytes)} at peak): a site the other run lists may be among them ` +
+    `("not listed in ${side.toUpperCase()}"). tleak run --max-sites lists more.`));
+}
+
 export function renderDiff(data) {
   const { diff } = data;
   const a = reportFromPageData(data.a), b = reportFromPageData(data.b);
@@ -84,7 +93,9 @@ export function renderDiff(data) {
   page.append(
     el("h1", {}, "tleak diff"),
     el("p", { class: `sentence verdict-${diff.counts.regressions > 0 ? "growth" : "bounded"}`, id: "diff-sentence" },
-      `${diff.counts.regressions} regression(s): ${diff.counts.changed} site(s) changed, ${diff.counts.new} new, ${diff.counts.gone} gone`),
+      `${diff.counts.regressions} regression(s): ${diff.counts.changed} site(s) changed, ${diff.counts.new} new, ${diff.counts.gone} gone` +
+      (diff.counts.unlisted ? `, ${diff.counts.unlisted} listed in one run only` : "")),
+    ...leftOut(diff.listed),
     figureList([["before (A)", name(a)], ["after (B)", name(b)], ["peak live", pair(t.peak_live_bytes)],
       ["final live", pair(t.final_live_bytes)], ["leaked", pair(t.leaked_bytes)],
       ["growth", rates(t.growth_bytes_per_iteration)], ["dead-held peak", pair(t.retained_peak_bytes)]]),
@@ -96,7 +107,7 @@ export function renderDiff(data) {
     el("div", { class: "controls" },
       el("label", {}, "weight ", el("select", { id: "diff-measure" }, ...MEASURES.map(([v, title]) =>
         el("option", { value: v }, v === "growth" ? (same ? `growth, bytes per ${wordsB.per}` : "growth, bytes per step") : title)))),
-      el("span", { class: "hint" }, "Widths: run B (run A for a site that is gone). Red: grew from A to B; blue: shrank; orange: all of it is new in B. Click a frame to zoom.")),
+      el("span", { class: "hint" }, "Widths: run B (run A for a site that is gone). Red: grew from A to B; blue: shrank; orange: all of it is new in B (or not listed in A: see the table). Click a frame to zoom.")),
     el("div", { id: "diff-flame", class: "chart" }));
 
   // Overlaid timelines on one iteration axis (runs of different lengths leave gaps).
@@ -110,13 +121,19 @@ export function renderDiff(data) {
     }, [iterations, at(a), at(b)], document.getElementById("diff-timeline"));
   }
 
+  // A side that does not list a site (it left bounded sites out) has its peak only as a bound.
+  const peakPair = (s) => {
+    const side = (v) => (v == null ? `≤ ${bytes(s.unlisted_peak_at_most)}` : bytes(v));
+    return `${side(s.peak_live_bytes.a)} → ${side(s.peak_live_bytes.b)}`;
+  };
+  const statusText = { unlisted_a: "not listed in A", unlisted_b: "not listed in B" };
   const head = ["status", "site", "verdict", "peak", "leaked", same ? `growth / ${wordsB.per}` : "growth", "dead-held peak", "regressions"];
   // Regressions come first (tleak diff's order); a diff of 100,000 sites draws the first rows only.
   const kShownRows = 500;
   const rows = diff.sites.slice(0, kShownRows).map((s) => el("tr", { class: `row status-${s.status}${s.regressions.length ? " regressed" : ""}` },
-    el("td", {}, s.status), el("td", { title: s.label }, s.label),
-    el("td", {}, `${s.verdict.a ?? "-"} → ${s.verdict.b ?? "-"}`),
-    el("td", {}, pair(s.peak_live_bytes)), el("td", {}, pair(s.leaked_bytes)),
+    el("td", {}, statusText[s.status] ?? s.status), el("td", { title: s.label }, s.label),
+    el("td", {}, `${s.verdict.a || "-"} → ${s.verdict.b || "-"}`),
+    el("td", {}, peakPair(s)), el("td", {}, pair(s.leaked_bytes)),
     el("td", {}, rates(s.growth_bytes_per_iteration)), el("td", {}, pair(s.retained_peak_bytes)),
     el("td", {}, s.regressions.map((r) => r.kind).join(", "))));
   document.getElementById("diff-sites").replaceChildren(el("thead", {}, el("tr", {}, ...head.map((h) => el("th", {}, h)))), el("tbody", {}, ...rows));

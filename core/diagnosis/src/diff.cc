@@ -5,6 +5,7 @@
 #include <cmath>
 #include <future>
 #include <sstream>
+#include <tuple>
 #include <unordered_map>
 
 #include "tleak/allocator_error.h"
@@ -28,7 +29,8 @@ void compare(SiteDelta& d, const std::string& label, const StepWords& words) {
     d.regressions.push_back({kind, label + ": " + what, bytes, verdict_worse});
   };
   if (in_b && (!in_a || severity(d.verdict_b) > severity(d.verdict_a))) {
-    const std::string change = (in_a ? d.verdict_a : std::string("new site")) + " -> " + d.verdict_b;
+    const std::string change =
+        (in_a ? d.verdict_a : std::string(d.unlisted_a ? "not listed in A" : "new site")) + " -> " + d.verdict_b;
     if (d.verdict_b == "leak") add(RegressionKind::kLeak, d.leaked_b - d.leaked_a, change, true);
     if (d.verdict_b == "growth") add(RegressionKind::kGrowth, static_cast<std::int64_t>(d.slope_b), change, true);
     if (d.verdict_b == "retained") add(RegressionKind::kRetained, d.retained_peak_b - d.retained_peak_a, change, true);
@@ -47,12 +49,26 @@ void compare(SiteDelta& d, const std::string& label, const StepWords& words) {
           "retains " + signed_bytes(static_cast<double>(d.retained_peak_b - d.retained_peak_a)) + " more");
     }
   }
-  if (in_b && d.peak_live_b > d.peak_live_a) {
+  if (d.unlisted_a) {
+    // Its peak in A is anywhere up to A's largest left-out peak: only what B's exceeds that by is
+    // sure to have grown.
+    const std::int64_t at_least = d.peak_live_b - d.unlisted_peak_at_most;
+    if (at_least > 0) {
+      add(RegressionKind::kPeak, at_least,
+          "peak at least " + signed_bytes(static_cast<double>(at_least)) + " (not listed in A, where it peaked at most " +
+              format_bytes(static_cast<double>(d.unlisted_peak_at_most)) + ")");
+    }
+  } else if (in_b && d.peak_live_b > d.peak_live_a) {
     add(RegressionKind::kPeak, d.peak_live_b - d.peak_live_a,
         "peak " + signed_bytes(static_cast<double>(d.peak_live_b - d.peak_live_a)));
   }
-  d.magnitude = std::max({std::abs(static_cast<double>(d.peak_live_b - d.peak_live_a)),
-                          std::abs(static_cast<double>(d.final_live_b - d.final_live_a)),
+  // A side's unknown figures (not listed there) count for no change of their own.
+  const auto sure_change = [&](std::int64_t a, std::int64_t b) {
+    if (d.unlisted_a) return static_cast<double>(std::max<std::int64_t>(0, b - d.unlisted_peak_at_most));
+    if (d.unlisted_b) return static_cast<double>(std::max<std::int64_t>(0, a - d.unlisted_peak_at_most));
+    return std::abs(static_cast<double>(b - a));
+  };
+  d.magnitude = std::max({sure_change(d.peak_live_a, d.peak_live_b), sure_change(d.final_live_a, d.final_live_b),
                           std::abs(static_cast<double>(d.leaked_b - d.leaked_a)),
                           std::abs(static_cast<double>(d.retained_peak_b - d.retained_peak_a)),
                           std::abs(d.slope_b - d.slope_a)});
@@ -176,10 +192,27 @@ Diff diff_reports(const ReportSummary& a, const ReportSummary& b, bool force) {
       add_to(diff.sites[it->second], *s, true);
     }
   }
+  diff.listed_a = a.sites.size();
+  diff.listed_b = b.sites.size();
+  diff.left_out_a = a.unlisted_sites;
+  diff.left_out_b = b.unlisted_sites;
+  diff.left_out_peak_a = a.unlisted_largest_peak;
+  diff.left_out_peak_b = b.unlisted_largest_peak;
   for (SiteDelta& d : diff.sites) {
     const bool in_a = !d.verdict_a.empty(), in_b = !d.verdict_b.empty();
+    // Listed on one side only, while the other report left bounded sites out: it may be one of them.
+    d.unlisted_a = !in_a && a.unlisted_sites > 0;
+    d.unlisted_b = !in_b && b.unlisted_sites > 0;
+    if (d.unlisted_a) d.unlisted_peak_at_most = a.unlisted_largest_peak;
+    if (d.unlisted_b) d.unlisted_peak_at_most = b.unlisted_largest_peak;
     compare(d, d.label, diff.words_b);
-    if (!in_a) {
+    if (d.unlisted_a || d.unlisted_b) {
+      d.status = d.unlisted_a ? "unlisted_a" : "unlisted_b";
+      ++diff.unlisted_sites;
+      if (d.unlisted_b && severity(d.verdict_a) > 0) {
+        d.improvements.push_back(d.label + ": " + d.verdict_a + " -> not listed in B (bounded there, if anywhere)");
+      }
+    } else if (!in_a) {
       d.status = "new";
       ++diff.new_sites;
     } else if (!in_b) {
@@ -217,11 +250,19 @@ nlohmann::json to_json(const Diff& d) {
   for (const SiteDelta& s : d.sites) {
     nlohmann::json regressions = nlohmann::json::array();
     for (const Regression& r : s.regressions) regressions.push_back({{"kind", to_string(r.kind)}, {"what", r.what}, {"bytes", r.bytes}});
+    // A side that does not list the site has no peak or final figure of it: null, and at most
+    // unlisted_peak_at_most.
+    const auto pair = [&](std::int64_t a, std::int64_t b) {
+      return nlohmann::json{{"a", s.unlisted_a ? nlohmann::json(nullptr) : nlohmann::json(a)},
+                            {"b", s.unlisted_b ? nlohmann::json(nullptr) : nlohmann::json(b)}};
+    };
     sites.push_back({{"status", s.status},
                      {"label", s.label},
                      {"verdict", {{"a", s.verdict_a}, {"b", s.verdict_b}}},
-                     {"peak_live_bytes", {{"a", s.peak_live_a}, {"b", s.peak_live_b}}},
-                     {"final_live_bytes", {{"a", s.final_live_a}, {"b", s.final_live_b}}},
+                     {"peak_live_bytes", pair(s.peak_live_a, s.peak_live_b)},
+                     {"final_live_bytes", pair(s.final_live_a, s.final_live_b)},
+                     {"unlisted_peak_at_most",
+                      s.unlisted_a || s.unlisted_b ? nlohmann::json(s.unlisted_peak_at_most) : nlohmann::json(nullptr)},
                      {"leaked_bytes", {{"a", s.leaked_a}, {"b", s.leaked_b}}},
                      {"growth_bytes_per_iteration", {{"a", s.slope_a}, {"b", s.slope_b}}},
                      {"retained_peak_bytes", {{"a", s.retained_peak_a}, {"b", s.retained_peak_b}}},
@@ -239,7 +280,11 @@ nlohmann::json to_json(const Diff& d) {
             {"leaked_bytes", {{"a", t.leaked_a}, {"b", t.leaked_b}}},
             {"retained_peak_bytes", {{"a", t.retained_peak_a}, {"b", t.retained_peak_b}}},
             {"growth_bytes_per_iteration", {{"a", t.slope_a}, {"b", t.slope_b}}}}},
-          {"counts", {{"new", d.new_sites}, {"gone", d.gone_sites}, {"changed", d.changed_sites}, {"regressions", d.regressions().size()}}},
+          {"listed",
+           {{"a", {{"sites", d.listed_a}, {"left_out", d.left_out_a}, {"left_out_largest_peak_bytes", d.left_out_peak_a}}},
+            {"b", {{"sites", d.listed_b}, {"left_out", d.left_out_b}, {"left_out_largest_peak_bytes", d.left_out_peak_b}}}}},
+          {"counts", {{"new", d.new_sites}, {"gone", d.gone_sites}, {"changed", d.changed_sites}, {"unlisted", d.unlisted_sites},
+                      {"regressions", d.regressions().size()}}},
           {"sites", sites}};
 }
 
@@ -265,17 +310,28 @@ std::string render_text(const Diff& d, std::size_t max_sites) {
   line("retained peak", static_cast<double>(t.retained_peak_a), static_cast<double>(t.retained_peak_b));
   line("growth", t.slope_a, t.slope_b, true);
   const auto regressions = d.regressions();
-  out << "sites: " << d.changed_sites << " changed, " << d.new_sites << " new, " << d.gone_sites << " gone; "
-      << regressions.size() << " regression" << (regressions.size() == 1 ? "" : "s") << "\n";
+  for (const auto& [side, listed, left_out, peak] :
+       {std::tuple{"A", d.listed_a, d.left_out_a, d.left_out_peak_a}, std::tuple{"B", d.listed_b, d.left_out_b, d.left_out_peak_b}}) {
+    if (left_out == 0) continue;
+    out << "note: " << side << " lists " << listed << " sites and leaves out " << left_out
+        << " smaller bounded ones (each at most " << format_bytes(static_cast<double>(peak))
+        << " at peak): a site the other lists may be among them, \"not listed in " << side
+        << "\" below (tleak run --max-sites lists more)\n";
+  }
+  out << "sites: " << d.changed_sites << " changed, " << d.new_sites << " new, " << d.gone_sites << " gone";
+  if (d.unlisted_sites > 0) out << ", " << d.unlisted_sites << " listed in one run only";
+  out << "; " << regressions.size() << " regression" << (regressions.size() == 1 ? "" : "s") << "\n";
   std::size_t shown = 0;
   for (const SiteDelta& s : d.sites) {
     if (s.status == "unchanged" || shown++ >= max_sites) continue;
-    out << "  [" << s.status << "] " << s.label << "\n";
+    const std::string status = s.unlisted_a ? "not listed in A" : s.unlisted_b ? "not listed in B" : s.status;
+    out << "  [" << status << "] " << s.label << "\n";
     if (s.verdict_a != s.verdict_b) {
       out << "      verdict " << (s.verdict_a.empty() ? "-" : s.verdict_a) << " -> " << (s.verdict_b.empty() ? "-" : s.verdict_b) << "\n";
     }
-    out << "      peak " << format_bytes(static_cast<double>(s.peak_live_a)) << " -> "
-        << format_bytes(static_cast<double>(s.peak_live_b)) << ", leaked " << format_bytes(static_cast<double>(s.leaked_a))
+    const std::string at_most = "at most " + format_bytes(static_cast<double>(s.unlisted_peak_at_most));
+    out << "      peak " << (s.unlisted_a ? at_most : format_bytes(static_cast<double>(s.peak_live_a))) << " -> "
+        << (s.unlisted_b ? at_most : format_bytes(static_cast<double>(s.peak_live_b))) << ", leaked " << format_bytes(static_cast<double>(s.leaked_a))
         << " -> " << format_bytes(static_cast<double>(s.leaked_b)) << "\n";
     for (const Regression& r : s.regressions) out << "      regression (" << to_string(r.kind) << "): " << r.what << "\n";
     for (const std::string& i : s.improvements) out << "      improvement: " << i << "\n";

@@ -103,6 +103,8 @@ ReportSummary summarize(const Report& r) {
                        site.peak_live_bytes, site.final_live_bytes, site.leaked_bytes,
                        site.growth.slope_bytes_per_iteration, site.retained.peak_dead_bytes});
   }
+  s.unlisted_sites = r.omitted_sites.sites;
+  s.unlisted_largest_peak = r.omitted_sites.largest_peak_live_bytes;
   return s;
 }
 
@@ -141,6 +143,11 @@ ReportSummary read_report_summary(const std::string& path) {
     s.leaked_bytes = integer(totals, "leaked_bytes", "totals");
     s.retained_peak_bytes = integer(member(doc, "total_retained", "the report"), "peak_dead_bytes", "total_retained");
     s.slope_bytes_per_iteration = number(member(doc, "total_growth", "the report"), "slope_bytes_per_iteration", "total_growth");
+    const element omitted = member(doc, "omitted_sites", "the report");
+    const std::int64_t unlisted = integer(omitted, "sites", "omitted_sites");
+    s.unlisted_largest_peak = integer(omitted, "largest_peak_live_bytes", "omitted_sites");
+    if (unlisted < 0 || s.unlisted_largest_peak < 0) throw ReportError("malformed report: a negative figure in omitted_sites");
+    s.unlisted_sites = static_cast<std::uint64_t>(unlisted);
     simdjson::dom::array sites;
     if (member(doc, "sites", "the report").get(sites) != simdjson::SUCCESS) throw ReportError("malformed report: \"sites\" is not an array");
     s.sites.reserve(sites.size());

@@ -29,9 +29,11 @@ struct Regression {
 };
 
 struct SiteDelta {
-  std::string status;  // "changed", "unchanged", "new" (only in B) or "gone" (only in A)
+  // "changed", "unchanged", "new" (only in B) or "gone" (only in A); "unlisted_a" (only in B, while
+  // A left bounded sites out: it may be one of them) or "unlisted_b" (the same the other way).
+  std::string status;
   std::string label;
-  std::string verdict_a, verdict_b;  // empty where the site is absent
+  std::string verdict_a, verdict_b;  // empty where the site is absent or not listed
   std::int64_t peak_live_a = 0, peak_live_b = 0;
   std::int64_t final_live_a = 0, final_live_b = 0;
   std::int64_t leaked_a = 0, leaked_b = 0;
@@ -40,6 +42,11 @@ struct SiteDelta {
   std::vector<Regression> regressions;
   std::vector<std::string> improvements;
   double magnitude = 0;  // largest byte change of this site, for ordering
+  // Not listed on one side, where that report left bounded sites out: there its peak and final
+  // live bytes are unknown, at most `unlisted_peak_at_most` (its leaked, growth and retained bytes:
+  // none); its figures on that side stay 0.
+  bool unlisted_a = false, unlisted_b = false;
+  std::int64_t unlisted_peak_at_most = 0;
 };
 
 struct DiffTotals {
@@ -57,7 +64,11 @@ struct Diff {
   StepWords words_a = iteration_words(), words_b = iteration_words();  // what each run's slopes are per
   DiffTotals totals;
   std::vector<SiteDelta> sites;  // changed first, largest change first
-  std::size_t new_sites = 0, gone_sites = 0, changed_sites = 0;
+  std::size_t new_sites = 0, gone_sites = 0, changed_sites = 0, unlisted_sites = 0;
+  // What each report lists and leaves out (ReportSummary::unlisted_sites, unlisted_largest_peak).
+  std::size_t listed_a = 0, listed_b = 0;
+  std::uint64_t left_out_a = 0, left_out_b = 0;
+  std::int64_t left_out_peak_a = 0, left_out_peak_b = 0;
 
   std::vector<Regression> regressions() const;
 };

@@ -32,6 +32,10 @@ struct ReportSummary {
   double slope_bytes_per_iteration = 0;
   std::vector<SiteSummary> sites;
   StepWords words = iteration_words();  // what the slopes are per (a program's time samples, or iterations)
+  // The bounded sites the report left out past its site limit (omitted_sites), each at most this
+  // peak: a site only the other report lists may be among them.
+  std::uint64_t unlisted_sites = 0;
+  std::int64_t unlisted_largest_peak = 0;
 };
 
 ReportSummary summarize(const Report& report);
