@@ -3,6 +3,7 @@
 
 #include "cli_error.h"
 #include "commands.h"
+#include "tleak/allocator_error.h"
 #include "tleak/diagnosis/atomic_file.h"
 #include "tleak/diagnosis/report_export.h"
 #include "tleak/diagnosis/report_json.h"
@@ -49,6 +50,14 @@ Command add_export_command(CLI::App& app) {
       report = diagnosis::read_report_file(args->report);
     } catch (const diagnosis::ReportError& e) {
       throw UsageError(e.what());
+    }
+    // Peaks of the sites the report left out (past tleak run's --max-sites) are in no export: said,
+    // so that a flame graph by peak is not taken for the whole heap.
+    const auto& omitted = report.omitted_sites;
+    if (omitted.sites > 0 && (args->format == "speedscope" || (args->format == "collapsed" && args->measure == "peak"))) {
+      std::cerr << "tleak export: the report lists " << report.sites.size() << " sites and left out " << omitted.sites
+                << " smaller bounded ones (each at most " << format_bytes(static_cast<double>(omitted.largest_peak_live_bytes))
+                << " at peak): their peaks are not in this export (tleak run --max-sites lists more)\n";
     }
     std::string text;
     if (args->format == "collapsed") {

@@ -167,6 +167,27 @@ TEST(Export, AProgramsReportExportsToo) {
   }
 }
 
+// A report that left sites out (--max-sites 1): an export weighted by peak says their peaks are not
+// in it, on stderr; the leaked measure, which they have none of, says nothing.
+TEST(Export, AnExportByPeakSaysWhatTheReportLeftOut) {
+  const std::string report_path = (work_dir() / "one-site.json").string();
+  ASSERT_EQ(tleak({"run", "--max-sites", "1", "-o", report_path, "--", "/bin/ls", "/"}).exit_code, 0);
+  const json report = json::parse(std::ifstream(report_path));
+  const std::int64_t left_out = report["omitted_sites"]["sites"].get<std::int64_t>();
+  ASSERT_GT(left_out, 0);
+  const std::string note = "tleak export: the report lists 1 sites and left out " + std::to_string(left_out) +
+                           " smaller bounded ones (each at most ";
+  for (const std::string format : {"collapsed", "speedscope"}) {
+    const ProcessResult r = tleak({"export", report_path, "--format", format});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.err.rfind(note, 0), 0u) << r.err;
+    EXPECT_EQ(r.out.find("tleak export:"), std::string::npos);  // the export itself stays clean
+  }
+  const ProcessResult leaked = tleak({"export", report_path, "--format", "collapsed", "--measure", "leaked"});
+  EXPECT_EQ(leaked.exit_code, 0) << leaked.err;
+  EXPECT_EQ(leaked.err, "");
+}
+
 TEST(Export, WritesAtomicallyAndRefusesBadInput) {
   const std::string report_path = (work_dir() / "append.json").string();
   ASSERT_EQ(tleak({"run", "append-loop", "-o", report_path}).exit_code, 0);

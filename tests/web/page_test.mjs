@@ -206,7 +206,8 @@ if (growthProgram) {
 // "not listed in A", its peak there only a bound, and a line says what A left out.
 if (growthProgram) {
   const fixed = path.join(outDir, "one-site.json"), leaky = path.join(outDir, "program.json");  // growth.c leaky
-  execFileSync(tleak, ["run", "--max-sites", "1", "-o", fixed, "--", growthProgram, "fixed"], { stdio: ["ignore", "ignore", "ignore"] });
+  const fixedHtml = path.join(outDir, "one-site.html");
+  execFileSync(tleak, ["run", "--max-sites", "1", "-o", fixed, "--html", fixedHtml, "--", growthProgram, "fixed"], { stdio: ["ignore", "ignore", "ignore"] });
   const html = path.join(outDir, "unlisted-diff.html");
   execFileSync(tleak, ["diff", fixed, leaky, "--html", html], { stdio: ["ignore", "ignore", "ignore"] });
   await check("diff page of a report that left sites out", async () => {
@@ -218,6 +219,16 @@ if (growthProgram) {
     assert.equal(cells[2], "- → growth");
     assert.equal(cells[3], "≤ 4.0 KiB → 120.0 KiB");
     assert.match(await page.$eval("#diff-sentence", (e) => e.textContent), /, \d+ listed in one run only$/);
+    assert.deepEqual(errors, [], "console errors");
+    await page.close();
+  });
+  // That report's own page: its flame graph by peak says the sites left out are not in it.
+  await check("a flame graph by peak says what the report left out", async () => {
+    const { page, errors } = await open(fixedHtml);
+    await page.select("#measure", "peak");
+    assert.match(await page.$eval("#flame-note", (e) => e.textContent), /^The \d+ smaller bounded sites the report left out \(each at most 4\.0 KiB at peak\) are not in it: the widths are the 1 listed sites' peaks\.$/);
+    await page.select("#measure", "leaked");
+    assert.equal(await page.$eval("#flame-note", (e) => e.textContent), "");
     assert.deepEqual(errors, [], "console errors");
     await page.close();
   });

@@ -251,6 +251,12 @@ function flame() {
 
 function drawFlame() {
   const measure = $("measure").value;
+  // The sites the report left out are bounded: only the peak measure misses them.
+  const omitted = report.omitted_sites;
+  $("flame-note").textContent = measure === "peak" && omitted.sites > 0
+    ? `The ${omitted.sites} smaller bounded sites the report left out (each at most ${bytes(omitted.largest_peak_live_bytes)} ` +
+      `at peak) are not in it: the widths are the ${report.sites.length} listed sites' peaks.`
+    : "";
   const root = stackTree(report.sites.map((site) => [site, siteWeight(site, measure)]));
   const host = $("flame");
   host.replaceChildren();
