@@ -55,7 +55,8 @@ Command add_export_command(CLI::App& app) {
     // so that a flame graph by peak is not taken for the whole heap.
     const auto& omitted = report.omitted_sites;
     if (omitted.sites > 0 && (args->format == "speedscope" || (args->format == "collapsed" && args->measure == "peak"))) {
-      std::cerr << "tleak export: the report lists " << report.sites.size() << " sites and left out " << omitted.sites
+      std::cerr << "tleak export: the report lists " << report.sites.size() << (report.sites.size() == 1 ? " site" : " sites")
+                << " and left out " << omitted.sites
                 << " smaller bounded ones (each at most " << format_bytes(static_cast<double>(omitted.largest_peak_live_bytes))
                 << " at peak): their peaks are not in this export (tleak run --max-sites lists more)\n";
     }

@@ -175,7 +175,7 @@ TEST(Export, AnExportByPeakSaysWhatTheReportLeftOut) {
   const json report = json::parse(std::ifstream(report_path));
   const std::int64_t left_out = report["omitted_sites"]["sites"].get<std::int64_t>();
   ASSERT_GT(left_out, 0);
-  const std::string note = "tleak export: the report lists 1 sites and left out " + std::to_string(left_out) +
+  const std::string note = "tleak export: the report lists 1 site and left out " + std::to_string(left_out) +
                            " smaller bounded ones (each at most ";
   for (const std::string format : {"collapsed", "speedscope"}) {
     const ProcessResult r = tleak({"export", report_path, "--format", format});

@@ -255,7 +255,7 @@ function drawFlame() {
   const omitted = report.omitted_sites;
   $("flame-note").textContent = measure === "peak" && omitted.sites > 0
     ? `The ${omitted.sites} smaller bounded sites the report left out (each at most ${bytes(omitted.largest_peak_live_bytes)} ` +
-      `at peak) are not in it: the widths are the ${report.sites.length} listed sites' peaks.`
+      `at peak) are not in it: the widths are the peaks of the ${report.sites.length} listed site${report.sites.length === 1 ? "" : "s"}.`
     : "";
   const root = stackTree(report.sites.map((site) => [site, siteWeight(site, measure)]));
   const host = $("flame");

@@ -313,7 +313,7 @@ std::string render_text(const Diff& d, std::size_t max_sites) {
   for (const auto& [side, listed, left_out, peak] :
        {std::tuple{"A", d.listed_a, d.left_out_a, d.left_out_peak_a}, std::tuple{"B", d.listed_b, d.left_out_b, d.left_out_peak_b}}) {
     if (left_out == 0) continue;
-    out << "note: " << side << " lists " << listed << " sites and leaves out " << left_out
+    out << "note: " << side << " lists " << listed << (listed == 1 ? " site" : " sites") << " and leaves out " << left_out
         << " smaller bounded ones (each at most " << format_bytes(static_cast<double>(peak))
         << " at peak): a site the other lists may be among them, \"not listed in " << side
         << "\" below (tleak run --max-sites lists more)\n";
