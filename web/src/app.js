@@ -5,7 +5,7 @@
 import uPlot from "uplot";
 import { select } from "d3-selection";
 import flamegraph from "d3-flame-graph";
-import { bytes, byteRate, frameName, shortFunction, siteWeight, MEASURES, growthFit, chartedSites, severity, stepWords } from "./report_model.js";
+import { bytes, byteRate, frameName, shortFunction, siteWeight, MEASURES, growthFit, chartedSites, severity, stepWords, byteTicks, WHOLE_STEPS } from "./report_model.js";
 import { el, figures as figureNodes } from "./dom.js";
 import { stackTree } from "./stack_tree.js";
 import { renderDiff } from "./diff_page.js";
@@ -147,7 +147,7 @@ function timeline() {
   new uPlot({
     width, height: 300, series, bands, plugins: [marks],
     scales: { x: { time: false } },
-    axes: [{ label: words.one }, { values: (u, vals) => vals.map(bytes), size: 80 }],
+    axes: [{ label: words.one, incrs: WHOLE_STEPS }, { values: (u, vals) => byteTicks(vals), size: 80 }],
   }, data, host);
 }
 
@@ -230,7 +230,7 @@ function detail(site) {
     detailPlot = new uPlot({
       width: Math.max(360, $("detail-curve").clientWidth || 600), height: 160, scales: { x: { time: false } },
       series: [{ label: words.one }, { label: "live", stroke: "#d62728", value: (u, v) => bytes(v) }],
-      axes: [{}, { values: (u, vals) => vals.map(bytes), size: 80 }],
+      axes: [{ incrs: WHOLE_STEPS }, { values: (u, vals) => byteTicks(vals), size: 80 }],
     }, [samples.map((s) => s.iteration), site.live_bytes_at_samples], $("detail-curve"));
   }
   panel.scrollIntoView({ block: "nearest" });

@@ -3,7 +3,7 @@
 import uPlot from "uplot";
 import { select } from "d3-selection";
 import flamegraph, { colorMapper } from "d3-flame-graph";
-import { bytes, byteRate, siteWeight, MEASURES, stepWords } from "./report_model.js";
+import { bytes, byteRate, byteTicks, siteWeight, MEASURES, stepWords, WHOLE_STEPS } from "./report_model.js";
 import { reportFromPageData } from "./page_data.js";
 import { stackTree } from "./stack_tree.js";
 import { el, figureList } from "./dom.js";
@@ -117,7 +117,7 @@ export function renderDiff(data) {
     new uPlot({
       width: Math.max(480, document.getElementById("diff-timeline").clientWidth || 900), height: 280, scales: { x: { time: false } },
       series: [{ label: same ? wordsB.one : "step" }, { label: "A live", stroke: "#1f77b4", value: (u, v) => bytes(v) }, { label: "B live", stroke: "#d62728", value: (u, v) => bytes(v) }],
-      axes: [{ label: same ? wordsB.one : "step" }, { values: (u, vals) => vals.map(bytes), size: 80 }],
+      axes: [{ label: same ? wordsB.one : "step", incrs: WHOLE_STEPS }, { values: (u, vals) => byteTicks(vals), size: 80 }],
     }, [iterations, at(a), at(b)], document.getElementById("diff-timeline"));
   }
 

@@ -10,6 +10,26 @@ export function bytes(n) {
   return u === 0 ? `${Math.round(v)} B` : `${v.toFixed(1)} ${units[u]}`;
 }
 
+// An axis's tick labels: one unit for all of them (the largest's), and as many decimals as keep
+// neighbouring ticks apart (bytes() alone wrote 63.1 MiB twice on a chart whose ticks were 50 KiB
+// apart).
+export function byteTicks(values) {
+  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+  const largest = Math.max(0, ...values.map((v) => Math.abs(v ?? 0)));
+  let u = 0;
+  while (largest >= 1024 ** (u + 1) && u < units.length - 1) ++u;
+  const scale = 1024 ** u;
+  const steps = values.slice(1).map((v, i) => Math.abs(v - values[i])).filter((d) => d > 0);
+  const step = steps.length > 0 ? Math.min(...steps) / scale : 1;
+  const decimals = u === 0 ? 0 : Math.min(4, Math.max(1, Math.ceil(-Math.log10(step))));
+  return values.map((v) => (v == null ? "" : `${(v / scale).toFixed(decimals)} ${units[u]}`));
+}
+
+// The steps an iteration or sample axis may have between ticks: whole ones (uPlot's own choice
+// put ticks at iteration 2.5, 7.5, ...).
+export const WHOLE_STEPS = [1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000, 2000, 2500, 5000, 10000, 20000, 25000,
+  50000, 100000, 200000, 250000, 500000, 1000000];
+
 // What one step of a run's series is called, as in the text summary (step_words.h): an iteration
 // (a scenario, a program that marks its loop), or a time sample of a program without marks.
 export function stepWords(run) {
