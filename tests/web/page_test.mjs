@@ -219,6 +219,15 @@ if (growthProgram) {
     assert.equal(cells[2], "- → growth");
     assert.equal(cells[3], "≤ 4.0 KiB → 120.0 KiB");
     assert.match(await page.$eval("#diff-sentence", (e) => e.textContent), /, \d+ listed in one run only$/);
+    // By peak, no frame is "all of it new in B" (d3-flame-graph's orange): B's sites that A does not
+    // list changed by what they exceed A's largest left-out peak at most (the growing site, 116 KiB
+    // of its 120 KiB: red), or not at all.
+    await page.select("#diff-measure", "peak");
+    const fills = await page.$$eval("#diff-flame svg g.frame", (gs) => gs.map((g) => [g.textContent, g.querySelector("rect").getAttribute("fill")]));
+    assert.ok(fills.length >= 2);
+    assert.deepEqual(fills.filter(([, fill]) => fill === "rgb(255,190,90)"), []);
+    const grown = fills.filter(([, fill]) => { const [r, g] = fill.match(/\d+/g).map(Number); return r > 200 && g < 50; });
+    assert.ok(grown.some(([text]) => text.startsWith("main (growth.c:")), `frames: ${fills.map(([t, f]) => `${t} ${f}`)}`);
     assert.deepEqual(errors, [], "console errors");
     await page.close();
   });

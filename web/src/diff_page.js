@@ -42,15 +42,19 @@ export function matchingKeys(a, b) {
 }
 
 // One tree of stacks: widths from the second run (the first's for a site that is gone), and each
-// site's change of the measure as the delta of its innermost frame.
+// site's change of the measure as the delta of its innermost frame. A site one run does not list,
+// where that run left bounded sites out, may be among them: by peak it changed only by what its
+// peak exceeds the largest left out there (the other measures those sites have none of).
 export function differentialTree(a, b, measure) {
   const keys = matchingKeys(a, b);
   const before = new Map();
   for (const site of a.sites) before.set(keys.get(site), (before.get(keys.get(site)) || 0) + siteWeight(site, measure));
+  const unlistedAtMost = (report) => (measure === "peak" && report.omitted_sites.sites > 0 ? report.omitted_sites.largest_peak_live_bytes : 0);
   const entries = [], deltas = new Map(), seen = new Set();
   for (const site of b.sites) {
     const key = keys.get(site), weight = siteWeight(site, measure);
-    deltas.set(site, weight - (seen.has(key) ? 0 : before.get(key) || 0));
+    const was = seen.has(key) ? 0 : before.has(key) ? before.get(key) : Math.min(weight, unlistedAtMost(a));
+    deltas.set(site, weight - was);
     entries.push([site, weight]);
     seen.add(key);
   }
@@ -58,7 +62,7 @@ export function differentialTree(a, b, measure) {
     const key = keys.get(site);
     if (seen.has(key)) continue;
     const weight = before.get(key) || 0;
-    deltas.set(site, -weight);
+    deltas.set(site, -(weight - Math.min(weight, unlistedAtMost(b))));
     entries.push([site, weight]);
     seen.add(key);
   }
@@ -107,7 +111,7 @@ export function renderDiff(data) {
     el("div", { class: "controls" },
       el("label", {}, "weight ", el("select", { id: "diff-measure" }, ...MEASURES.map(([v, title]) =>
         el("option", { value: v }, v === "growth" ? (same ? `growth, bytes per ${wordsB.per}` : "growth, bytes per step") : title)))),
-      el("span", { class: "hint" }, "Widths: run B (run A for a site that is gone). Red: grew from A to B; blue: shrank; orange: all of it is new in B (or not listed in A: see the table). Click a frame to zoom.")),
+      el("span", { class: "hint" }, "Widths: run B (run A for a site that is gone). Red: grew from A to B; blue: shrank; orange: all of it is new in B (a site not listed in A changed by at least what its peak exceeds the largest A left out). Click a frame to zoom.")),
     el("div", { id: "diff-flame", class: "chart" }));
 
   // Overlaid timelines on one iteration axis (runs of different lengths leave gaps).
