@@ -252,7 +252,15 @@ int python_stack(PythonFrame* out, int max, std::uintptr_t* rest) {
   if (read_at<int>(g_runtime, l.runtime_autotss_initialized) == 0) return 0;
   const auto tstate = reinterpret_cast<std::uintptr_t>(
       pthread_getspecific(read_at<pthread_key_t>(g_runtime, l.runtime_autotss_key)));
-  if (tstate == 0 || read_at<unsigned long>(tstate, l.tstate_thread_id) != pthread_self()) return 0;
+  if (tstate == 0) return 0;
+  // Once the interpreter is finalizing, it frees every other thread's state
+  // (_PyThreadState_DeleteExcept) while such a thread may still run C code and allocate (a daemon
+  // thread in a call that released the GIL): only the finalizing thread's state is still its own.
+  // The pointers are compared, never the state read. (A thread that passed this check just before
+  // finalizing began can still read its state as it is freed: a window of one walk.)
+  const auto finalizing = read_at<std::uintptr_t>(g_runtime, l.runtime_finalizing);
+  if (finalizing != 0 && finalizing != tstate) return 0;
+  if (read_at<unsigned long>(tstate, l.tstate_thread_id) != pthread_self()) return 0;
   const auto cframe = read_at<std::uintptr_t>(tstate, l.tstate_cframe);
   if (cframe == 0) return 0;
   return walk_frames(read_at<std::uintptr_t>(cframe, l.cframe_current_frame), out, max, rest);

@@ -16,6 +16,7 @@ struct PythonLayout {
   // _PyRuntimeState
   std::uint32_t runtime_autotss_initialized;  // gilstate.autoTSSkey._is_initialized
   std::uint32_t runtime_autotss_key;          // gilstate.autoTSSkey._key: each thread's own state
+  std::uint32_t runtime_finalizing;           // _finalizing: the state of the thread finalizing, or 0
   // PyThreadState
   std::uint32_t tstate_thread_id;  // pthread_self() of its thread
   std::uint32_t tstate_cframe;
@@ -55,6 +56,7 @@ inline constexpr PythonLayout kPython311 = {
     .version = 0x030b,
     .runtime_autotss_initialized = 592,
     .runtime_autotss_key = 596,
+    .runtime_finalizing = 24,
     .tstate_thread_id = 152,
     .tstate_cframe = 56,
     .cframe_current_frame = 8,

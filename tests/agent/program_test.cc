@@ -1324,6 +1324,38 @@ TEST_F(ProgramRun, TheUsersLineIsFoundBeyondTheKeptPythonFrames) {
   for (const Json& f : same["frames"]) EXPECT_EQ(f["function"].get<std::string>().find("left out"), std::string::npos);
 }
 
+// A daemon thread still allocating in C (no GIL) while the interpreter finalizes, which frees that
+// thread's state: its allocations from then on get no Python frames, read from nothing freed
+// (before, 27,000 of them per run carried the frames of a finalizing interpreter's freed state),
+// while those before finalizing keep theirs.
+TEST_F(ProgramRun, ADaemonThreadAllocatingWhileTheInterpreterFinalizesGetsNoPythonFrames) {
+  const std::vector<std::string> command = {TLEAK_PYTHON,
+                                            std::string(TLEAK_SOURCE_DIR) + "/tests/programs/python_lib/finalizing_daemon.py",
+                                            program("libfinalizing_churn.so")};
+  const auto plain = run_process(command[0], {command[1], command[2]});
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  const auto r = tleak_run({}, command);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, plain.out);
+  std::map<int, std::int64_t> allocations, with_python;  // by the library's line
+  for (const Json& s : report_["sites"]) {
+    int line = 0;
+    bool python = false;
+    for (const Json& f : s["frames"]) {
+      if (line == 0 && f["file"].get<std::string>().ends_with("finalizing_churn.c")) line = f["line"].get<int>();
+      python = python || f["kind"] == "python";
+    }
+    if (line == 0) continue;
+    allocations[line] += s["allocations"].get<std::int64_t>();
+    if (python) with_python[line] += s["allocations"].get<std::int64_t>();
+  }
+  const int running = line_of("finalizing_churn.c", "RUNNING"), finalizing = line_of("finalizing_churn.c", "FINALIZING");
+  ASSERT_GT(allocations[finalizing], 0) << "the thread did not allocate while the interpreter finalized: this run shows nothing";
+  EXPECT_EQ(with_python[finalizing], 0);
+  EXPECT_EQ(with_python[running], allocations[running]);
+  EXPECT_GT(allocations[running], 0);
+}
+
 TEST_F(ProgramRun, CheckGatesCommandsLikeScenarios) {
   const std::string checks = path("checks.json");
   Json j = {{"schema", "tleak.checks/1"},

@@ -21,6 +21,7 @@ int main(void) {
   CHECK(TLEAK_PY_VERSION, (PY_MAJOR_VERSION << 8) | PY_MINOR_VERSION);
   CHECK(TLEAK_PY_AUTOTSS_INITIALIZED, offsetof(_PyRuntimeState, gilstate.autoTSSkey) + offsetof(Py_tss_t, _is_initialized));
   CHECK(TLEAK_PY_AUTOTSS_KEY, offsetof(_PyRuntimeState, gilstate.autoTSSkey) + offsetof(Py_tss_t, _key));
+  CHECK(TLEAK_PY_FINALIZING, offsetof(_PyRuntimeState, _finalizing));
   CHECK(TLEAK_PY_TSTATE_THREAD_ID, offsetof(PyThreadState, thread_id));
   CHECK(TLEAK_PY_TSTATE_CFRAME, offsetof(PyThreadState, cframe));
   CHECK(TLEAK_PY_CFRAME_CURRENT_FRAME, offsetof(_PyCFrame, current_frame));

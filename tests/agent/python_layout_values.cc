@@ -9,6 +9,7 @@ int main() {
   std::printf("#define TLEAK_PY_VERSION %u\n", l.version);
   std::printf("#define TLEAK_PY_AUTOTSS_INITIALIZED %u\n", l.runtime_autotss_initialized);
   std::printf("#define TLEAK_PY_AUTOTSS_KEY %u\n", l.runtime_autotss_key);
+  std::printf("#define TLEAK_PY_FINALIZING %u\n", l.runtime_finalizing);
   std::printf("#define TLEAK_PY_TSTATE_THREAD_ID %u\n", l.tstate_thread_id);
   std::printf("#define TLEAK_PY_TSTATE_CFRAME %u\n", l.tstate_cframe);
   std::printf("#define TLEAK_PY_CFRAME_CURRENT_FRAME %u\n", l.cframe_current_frame);
