@@ -1352,8 +1352,10 @@ TEST_F(ProgramRun, ADaemonThreadAllocatingWhileTheInterpreterFinalizesGetsNoPyth
   const int running = line_of("finalizing_churn.c", "RUNNING"), finalizing = line_of("finalizing_churn.c", "FINALIZING");
   ASSERT_GT(allocations[finalizing], 0) << "the thread did not allocate while the interpreter finalized: this run shows nothing";
   EXPECT_EQ(with_python[finalizing], 0);
-  EXPECT_EQ(with_python[running], allocations[running]);
   EXPECT_GT(allocations[running], 0);
+  // All of them with their Python frames, but the one the thread may make as finalizing begins
+  // (its check of _Py_IsFinalizing and the agent's of the interpreter race once).
+  EXPECT_LE(allocations[running] - with_python[running], 1);
 }
 
 TEST_F(ProgramRun, CheckGatesCommandsLikeScenarios) {
