@@ -286,6 +286,10 @@ TEST_F(ProgramRun, ADiffAgainstAReportThatLeftSitesOutBoundsWhatItCannotSee) {
   EXPECT_EQ(text.exit_code, 1) << text.err;
   EXPECT_NE(text.out.find("[not listed in A] main (" + keep_line + ")"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("peak at most 4.0 KiB -> 120.0 KiB"), std::string::npos) << text.out;
+  // A program's uses are not seen: its dead-but-held bytes are unknown, not 0 B.
+  EXPECT_FALSE(diff["totals"]["retained_measured"]["a"].get<bool>());
+  EXPECT_NE(text.out.find("retained peak: not measured -> not measured (no uses seen: tleak does not see a program's)"), std::string::npos)
+      << text.out;
 }
 
 // The number `pattern`'s group matched in memcheck's log (it writes "1,000"), or -1.

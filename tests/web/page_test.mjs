@@ -152,6 +152,9 @@ if (growthProgram) {
     assert.ok(report.run.program.exit_scan, "the growth program exits through its exit handlers");
     assert.ok(totals.includes(`reachable at exit`) && totals.includes(`in ${report.totals.reachable_at_exit_blocks} block(s)`), totals);
     assert.ok(!totals.includes("not judged at exit") || report.totals.unjudged_at_exit_blocks > 0, totals);
+    // A program's uses are not seen: its dead-but-held bytes are not measured, and not said to be 0.
+    assert.ok(report.total_retained.measured === false);
+    assert.ok(totals.includes("dead-but-held peaknot measured (no uses seen: tleak does not see a program's)"), totals);
     // Its growing site is most of the total: both drawn from the start.
     assert.equal(await page.$eval("#timeline-note", (e) => e.textContent), "");
     await page.screenshot({ path: path.join(outDir, "program.png"), fullPage: true });
@@ -219,6 +222,8 @@ if (growthProgram) {
     assert.equal(cells[2], "- → growth");
     assert.equal(cells[3], "≤ 4.0 KiB → 120.0 KiB");
     assert.match(await page.$eval("#diff-sentence", (e) => e.textContent), /, \d+ listed in one run only$/);
+    assert.ok((await page.$eval("#diff-page", (e) => e.textContent)).includes("dead-held peaknot measured → not measured"));
+    assert.equal(cells[6], "- → -");
     // By peak, no frame is "all of it new in B" (d3-flame-graph's orange): B's sites that A does not
     // list changed by what they exceed A's largest left-out peak at most (the growing site, 116 KiB
     // of its 120 KiB: red), or not at all.

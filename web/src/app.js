@@ -38,7 +38,8 @@ function header() {
     ["peak live", bytes(t.peak_live_bytes)],
     ["peak reserved", bytes(t.peak_reserved_bytes)],
     ["leaked", `${bytes(t.leaked_bytes)} in ${t.leaked_blocks} block(s)`],
-    ["dead-but-held peak", bytes(report.total_retained.peak_dead_bytes)],
+    // A program's uses are not seen: its dead-but-held bytes are unknown, not zero.
+    ["dead-but-held peak", report.total_retained.measured ? bytes(report.total_retained.peak_dead_bytes) : "not measured (no uses seen: tleak does not see a program's)"],
     ["sites", `${report.sites.length}${report.omitted_sites.sites ? ` (+${report.omitted_sites.sites} omitted)` : ""}`],
   ];
   if (run.program) {

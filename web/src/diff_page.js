@@ -93,6 +93,9 @@ export function renderDiff(data) {
   // What each run's series are per: iterations, or a program's time samples (step_words.h).
   const wordsA = stepWords(a.run), wordsB = stepWords(b.run);
   const same = wordsA.per === wordsB.per;
+  // A program's run sees no uses of its blocks: its dead-but-held bytes are unknown, not zero.
+  const retainedPair = (x, unknown) =>
+    `${t.retained_measured.a ? bytes(x.a) : unknown} → ${t.retained_measured.b ? bytes(x.b) : unknown}`;
   const rates = (x) => `${x.a == null ? "-" : byteRate(x.a, wordsA)} → ${x.b == null ? "-" : byteRate(x.b, wordsB)}`;
   page.append(
     el("h1", {}, "tleak diff"),
@@ -102,7 +105,7 @@ export function renderDiff(data) {
     ...leftOut(diff.listed),
     figureList([["before (A)", name(a)], ["after (B)", name(b)], ["peak live", pair(t.peak_live_bytes)],
       ["final live", pair(t.final_live_bytes)], ["leaked", pair(t.leaked_bytes)],
-      ["growth", rates(t.growth_bytes_per_iteration)], ["dead-held peak", pair(t.retained_peak_bytes)]]),
+      ["growth", rates(t.growth_bytes_per_iteration)], ["dead-held peak", retainedPair(t.retained_peak_bytes, "not measured")]]),
     el("h2", {}, same ? `Live bytes per ${wordsB.one === "sample" ? `${wordsB.per} sample` : "iteration"}, both runs` : "Live bytes per step of each run (A and B are sampled differently)"),
     el("div", { id: "diff-timeline", class: "chart" }),
     el("h2", {}, "Sites, regressions first"),
@@ -138,7 +141,7 @@ export function renderDiff(data) {
     el("td", {}, statusText[s.status] ?? s.status), el("td", { title: s.label }, s.label),
     el("td", {}, `${s.verdict.a || "-"} → ${s.verdict.b || "-"}`),
     el("td", {}, peakPair(s)), el("td", {}, pair(s.leaked_bytes)),
-    el("td", {}, rates(s.growth_bytes_per_iteration)), el("td", {}, pair(s.retained_peak_bytes)),
+    el("td", {}, rates(s.growth_bytes_per_iteration)), el("td", {}, retainedPair(s.retained_peak_bytes, "-")),
     el("td", {}, s.regressions.map((r) => r.kind).join(", "))));
   document.getElementById("diff-sites").replaceChildren(el("thead", {}, el("tr", {}, ...head.map((h) => el("th", {}, h)))), el("tbody", {}, ...rows));
   document.getElementById("diff-sites").before(el("p", { class: "hint", id: "diff-sites-count" },

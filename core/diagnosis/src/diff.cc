@@ -233,7 +233,7 @@ Diff diff_reports(const ReportSummary& a, const ReportSummary& b, bool force) {
   });
   diff.totals = {a.peak_live_bytes, b.peak_live_bytes, a.final_live_bytes, b.final_live_bytes, a.leaked_bytes,
                  b.leaked_bytes, a.retained_peak_bytes, b.retained_peak_bytes, a.slope_bytes_per_iteration,
-                 b.slope_bytes_per_iteration};
+                 b.slope_bytes_per_iteration, a.retained_measured, b.retained_measured};
   return diff;
 }
 
@@ -279,6 +279,7 @@ nlohmann::json to_json(const Diff& d) {
             {"final_live_bytes", {{"a", t.final_live_a}, {"b", t.final_live_b}}},
             {"leaked_bytes", {{"a", t.leaked_a}, {"b", t.leaked_b}}},
             {"retained_peak_bytes", {{"a", t.retained_peak_a}, {"b", t.retained_peak_b}}},
+            {"retained_measured", {{"a", t.retained_measured_a}, {"b", t.retained_measured_b}}},
             {"growth_bytes_per_iteration", {{"a", t.slope_a}, {"b", t.slope_b}}}}},
           {"listed",
            {{"a", {{"sites", d.listed_a}, {"left_out", d.left_out_a}, {"left_out_largest_peak_bytes", d.left_out_peak_a}}},
@@ -307,7 +308,14 @@ std::string render_text(const Diff& d, std::size_t max_sites) {
   line("peak live", static_cast<double>(t.peak_live_a), static_cast<double>(t.peak_live_b));
   line("final live", static_cast<double>(t.final_live_a), static_cast<double>(t.final_live_b));
   line("leaked", static_cast<double>(t.leaked_a), static_cast<double>(t.leaked_b));
-  line("retained peak", static_cast<double>(t.retained_peak_a), static_cast<double>(t.retained_peak_b));
+  if (t.retained_measured_a && t.retained_measured_b) {
+    line("retained peak", static_cast<double>(t.retained_peak_a), static_cast<double>(t.retained_peak_b));
+  } else {
+    // A program's run sees no uses of its blocks: its dead-but-held bytes are unknown, not zero.
+    const auto side = [](bool measured, std::int64_t bytes) { return measured ? format_bytes(static_cast<double>(bytes)) : "not measured"; };
+    out << "  retained peak: " << side(t.retained_measured_a, t.retained_peak_a) << " -> "
+        << side(t.retained_measured_b, t.retained_peak_b) << " (no uses seen: tleak does not see a program's)\n";
+  }
   line("growth", t.slope_a, t.slope_b, true);
   const auto regressions = d.regressions();
   for (const auto& [side, listed, left_out, peak] :

@@ -103,6 +103,7 @@ ReportSummary summarize(const Report& r) {
                        site.peak_live_bytes, site.final_live_bytes, site.leaked_bytes,
                        site.growth.slope_bytes_per_iteration, site.retained.peak_dead_bytes});
   }
+  s.retained_measured = r.total_retained.measured;
   s.unlisted_sites = r.omitted_sites.sites;
   s.unlisted_largest_peak = r.omitted_sites.largest_peak_live_bytes;
   return s;
@@ -141,7 +142,11 @@ ReportSummary read_report_summary(const std::string& path) {
     s.peak_live_bytes = integer(totals, "peak_live_bytes", "totals");
     s.final_live_bytes = integer(totals, "final_live_bytes", "totals");
     s.leaked_bytes = integer(totals, "leaked_bytes", "totals");
-    s.retained_peak_bytes = integer(member(doc, "total_retained", "the report"), "peak_dead_bytes", "total_retained");
+    const element retained = member(doc, "total_retained", "the report");
+    s.retained_peak_bytes = integer(retained, "peak_dead_bytes", "total_retained");
+    if (member(retained, "measured", "total_retained").get(s.retained_measured) != simdjson::SUCCESS) {
+      throw ReportError("malformed report: \"measured\" in total_retained is not a boolean");
+    }
     s.slope_bytes_per_iteration = number(member(doc, "total_growth", "the report"), "slope_bytes_per_iteration", "total_growth");
     const element omitted = member(doc, "omitted_sites", "the report");
     const std::int64_t unlisted = integer(omitted, "sites", "omitted_sites");

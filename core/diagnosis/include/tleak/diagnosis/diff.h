@@ -55,6 +55,7 @@ struct DiffTotals {
   std::int64_t leaked_a = 0, leaked_b = 0;
   std::int64_t retained_peak_a = 0, retained_peak_b = 0;
   double slope_a = 0, slope_b = 0;
+  bool retained_measured_a = true, retained_measured_b = true;  // ReportSummary::retained_measured
 };
 
 struct Diff {

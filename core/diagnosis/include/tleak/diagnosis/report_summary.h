@@ -36,6 +36,9 @@ struct ReportSummary {
   // peak: a site only the other report lists may be among them.
   std::uint64_t unlisted_sites = 0;
   std::int64_t unlisted_largest_peak = 0;
+  // Whether dead-but-held bytes were measured at all (never for a program, whose uses tleak does not
+  // see, nor for a run with --no-track).
+  bool retained_measured = true;
 };
 
 ReportSummary summarize(const Report& report);
