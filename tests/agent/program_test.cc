@@ -227,6 +227,10 @@ TEST_F(ProgramRun, DebugInfoNamedByADebuglinkIsFoundBesideTheProgram) {
 TEST_F(ProgramRun, TheSameLoopFreeingItsBlockIsBounded) {
   const auto r = tleak_run({"--fail-on", "any"}, {program("growth"), "fixed"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
+  // No site can be judged retained without uses seen: the summary does not say "0 retained".
+  EXPECT_NE(r.err.find("sites: 0 leak, 0 growth, "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(" bounded (retained not measured: no uses seen)\n"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find(" retained, "), std::string::npos) << r.err;
   EXPECT_EQ(report_["summary"]["verdict"], "bounded");
   for (const Json& s : report_["sites"]) EXPECT_EQ(s["verdict"], "bounded") << s.dump();
   EXPECT_EQ(site_at(at("growth.c", "KEEP"))["peak_live_bytes"], 4096);

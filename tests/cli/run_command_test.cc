@@ -169,6 +169,7 @@ TEST(RunCommand, OutputFileAndTextSummary) {
   EXPECT_NE(r.out.find("live  ▁"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("█  peak 448.0 KiB"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("append_result"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("sites: 0 leak, 1 growth, 0 retained, 2 bounded\n"), std::string::npos) << r.out;
   std::ifstream in(path);
   const json report = json::parse(in);
   EXPECT_EQ(report["summary"]["verdict"], "growth");

@@ -103,8 +103,14 @@ std::string render_text(const Report& r, std::size_t max_sites) {
     }
   }
   out << "\n";
-  out << "sites: " << r.summary.leak_sites << " leak, " << r.summary.growth_sites << " growth, "
-      << r.summary.retained_sites << " retained, " << r.summary.bounded_sites << " bounded\n";
+  out << "sites: " << r.summary.leak_sites << " leak, " << r.summary.growth_sites << " growth, ";
+  // Without uses seen (a program's run) no site can be judged retained: "0 retained" would read as
+  // judged and none found.
+  if (r.total_retained.measured) {
+    out << r.summary.retained_sites << " retained, " << r.summary.bounded_sites << " bounded\n";
+  } else {
+    out << r.summary.bounded_sites << " bounded (retained not measured: no uses seen)\n";
+  }
   for (std::size_t i = 0; i < r.sites.size() && i < max_sites; ++i) {
     const SiteReport& s = r.sites[i];
     char verdict[16];
