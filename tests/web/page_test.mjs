@@ -11,6 +11,7 @@ import { createRequire } from "node:module";
 import { pathToFileURL } from "node:url";
 import path from "node:path";
 import assert from "node:assert/strict";
+import { bytes as bytesOf } from "../../web/src/report_model.js";
 
 const [tleak, webDir, outArg, growthProgram] = process.argv.slice(2);
 const outDir = outArg && path.resolve(outArg);
@@ -63,6 +64,7 @@ for (const [scenario, variant] of [["append-loop", "leaky"], ["custom-op-scratch
   await check(`${scenario} ${variant}`, async () => {
     const { page, errors, requests } = await open(html);
     assert.equal(await page.$eval("#sentence", (e) => e.textContent), report.summary.sentence);
+    assert.ok((await page.$eval("#totals", (e) => e.textContent)).includes(`peak reserved${bytesOf(report.totals.peak_reserved_bytes)}`));
     // The sites the page rebuilt from its columns are the report's, field for field.
     const { curves_left_out, sites, ...rest } = await page.evaluate(() => window.tleak.report);
     assert.equal(curves_left_out, 0);
@@ -155,6 +157,8 @@ if (growthProgram) {
     // A program's uses are not seen: its dead-but-held bytes are not measured, and not said to be 0.
     assert.ok(report.total_retained.measured === false);
     assert.ok(totals.includes("dead-but-held peaknot measured (no uses seen: tleak does not see a program's)"), totals);
+    assert.ok(!totals.includes("reserved"), totals);  // the C library's reserve is not seen
+    assert.ok(totals.indexOf("leaked") < totals.indexOf("reachable at exit"), totals);
     // Its growing site is most of the total: both drawn from the start.
     assert.equal(await page.$eval("#timeline-note", (e) => e.textContent), "");
     await page.screenshot({ path: path.join(outDir, "program.png"), fullPage: true });

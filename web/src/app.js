@@ -36,14 +36,15 @@ function header() {
       ? ["samples", `${run.iterations}, one every ${words.per} (the program did not mark iterations)`]
       : ["iterations", `${run.iterations}${run.program ? ` (clock: ${run.program.clock})` : ""}`],
     ["peak live", bytes(t.peak_live_bytes)],
-    ["peak reserved", bytes(t.peak_reserved_bytes)],
+    // A program's allocator keeps a reserve tleak does not see (its report's reserved bytes are its live ones).
+    ...(run.program ? [] : [["peak reserved", bytes(t.peak_reserved_bytes)]]),
     ["leaked", `${bytes(t.leaked_bytes)} in ${t.leaked_blocks} block(s)`],
     // A program's uses are not seen: its dead-but-held bytes are unknown, not zero.
     ["dead-but-held peak", report.total_retained.measured ? bytes(report.total_retained.peak_dead_bytes) : "not measured (no uses seen: tleak does not see a program's)"],
     ["sites", `${report.sites.length}${report.omitted_sites.sites ? ` (+${report.omitted_sites.sites} omitted)` : ""}`],
   ];
   if (run.program) {
-    figures.splice(5, 0, ...atExit(t, run.program.exit_scan));
+    figures.splice(figures.findIndex(([name]) => name === "leaked") + 1, 0, ...atExit(t, run.program.exit_scan));
     figures.push(["exit", run.program.exit_signal ? `signal ${run.program.exit_signal}` : `status ${run.program.exit_status}`]);
   }
   $("totals").replaceChildren(...figureNodes(figures));
