@@ -94,8 +94,7 @@ std::string render_text(const Report& r, std::size_t max_sites) {
   // bytes are its live bytes): said only of the scenarios' allocators, whose reserve tleak keeps.
   out << "totals: peak live " << bytes(static_cast<double>(r.totals.peak_live_bytes));
   if (!r.run.program) out << ", peak reserved " << bytes(static_cast<double>(r.totals.peak_reserved_bytes));
-  out << ", leaked "
-      << bytes(static_cast<double>(r.totals.leaked_bytes)) << " in " << r.totals.leaked_blocks << " blocks";
+  out << ", leaked " << bytes(static_cast<double>(r.totals.leaked_bytes)) << " in " << r.totals.leaked_blocks << " blocks";
   if (r.run.program) {
     out << (r.run.program->exit_scan ? ", reachable at exit " : ", not freed (no exit scan) ")
         << bytes(static_cast<double>(r.run.program->exit_scan ? r.totals.reachable_at_exit_bytes
