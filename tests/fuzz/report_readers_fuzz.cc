@@ -24,7 +24,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   if (full && fast) {
     if (full->sites.size() != fast->sites.size() || full->leaked_bytes != fast->leaked_bytes ||
-        full->peak_live_bytes != fast->peak_live_bytes || full->retained_peak_bytes != fast->retained_peak_bytes) {
+        full->peak_live_bytes != fast->peak_live_bytes || full->retained_peak_bytes != fast->retained_peak_bytes ||
+        full->retained_measured != fast->retained_measured || full->unlisted_sites != fast->unlisted_sites ||
+        full->unlisted_largest_peak != fast->unlisted_largest_peak) {
       std::abort();  // the readers disagree: diff and check would judge one report two ways
     }
     for (std::size_t i = 0; i < full->sites.size(); ++i) {
