@@ -1546,14 +1546,17 @@ TEST_F(ProgramRun, ANativeBufferDroppedThroughCtypesIsATrueLeak) {
 
 // An address kept as data (instructions, bytes, text) is no reference: the interpreter's static
 // data is full of such words, which on a non-PIE python3 (heap at low addresses) read as heap
-// addresses, and the exit scan skips them. Kept in each form, every buffer is still a leak.
+// addresses, and the exit scan skips them. Kept in each form, every buffer is still a leak (read as
+// references, all 50 would be reachable), but for the two blocks of slack the test above keeps for
+// stale words in live blocks: with one, it failed once in a fresh clone's ASan suite (48 leaked).
 TEST_F(ProgramRun, AnAddressKeptAsDataDoesNotKeepItsBlock) {
   const std::string script = std::string(TLEAK_SOURCE_DIR) + "/tests/programs/torch/ctypes_buffer.py";
   ASSERT_EQ(tleak_run({}, {"/usr/bin/env", "PYTHONMALLOC=malloc", TLEAK_PYTHON, script, "as-data"}).exit_code, 0);
   EXPECT_EQ(report_["summary"]["verdict"], "leak");
-  EXPECT_EQ(report_["sites"][0]["label"],
-            "ctypes_buffer.py:" + std::to_string(line_of("torch/ctypes_buffer.py", "BUFFER")) + " in <module>");
-  EXPECT_GE(report_["sites"][0]["leaked_bytes"].get<std::int64_t>(), 49 * 4096);
+  const Json& buffers = report_["sites"][0];
+  EXPECT_EQ(buffers["label"], "ctypes_buffer.py:" + std::to_string(line_of("torch/ctypes_buffer.py", "BUFFER")) + " in <module>");
+  EXPECT_GE(buffers["leaked_bytes"].get<std::int64_t>(), 48 * 4096);
+  EXPECT_EQ(buffers["leaked_bytes"].get<std::int64_t>() + buffers["reachable_at_exit_bytes"].get<std::int64_t>(), 50 * 4096);
 }
 
 // One line on stderr, exit 2, no report.
