@@ -203,15 +203,14 @@ Recording Recorder::finish(Stamp at, const std::vector<AllocatorStats>& stats,
   recording_.end = end;
   recording_.ended_at = at;
   recording_.final_mark = sample(recording_.iterations, at.clock, stats);
-  for (const BlockInfo& block : unfreed) {
-    recording_.unfreed.push_back({block.site, allocator_index(block.allocator), block.size, block.uses});
-  }
-  for (const BlockInfo& block : unjudged) {
-    recording_.unjudged.push_back({block.site, allocator_index(block.allocator), block.size, block.uses});
-  }
+  const auto left = [&](const BlockInfo& block) {
+    return LeakedBlock{block.site, allocator_index(block.allocator), block.size, block.uses};
+  };
+  for (const BlockInfo& block : unfreed) recording_.unfreed.push_back(left(block));
+  for (const BlockInfo& block : unjudged) recording_.unjudged.push_back(left(block));
   for (const BlockInfo& block : still_live) {
     const std::size_t a = allocator_index(block.allocator);
-    recording_.leaked.push_back({block.site, a, block.size, block.uses});
+    recording_.leaked.push_back(left(block));
     if (limits_.uses_reported) {
       // Nothing frees it: dead from its last use to the end of the run.
       const auto size = static_cast<std::int64_t>(block.size);
