@@ -5,7 +5,6 @@
 #include <cmath>
 #include <future>
 #include <sstream>
-#include <tuple>
 #include <unordered_map>
 
 #include "tleak/allocator_error.h"
@@ -192,12 +191,8 @@ Diff diff_reports(const ReportSummary& a, const ReportSummary& b, bool force) {
       add_to(diff.sites[it->second], *s, true);
     }
   }
-  diff.listed_a = a.sites.size();
-  diff.listed_b = b.sites.size();
-  diff.left_out_a = a.unlisted_sites;
-  diff.left_out_b = b.unlisted_sites;
-  diff.left_out_peak_a = a.unlisted_largest_peak;
-  diff.left_out_peak_b = b.unlisted_largest_peak;
+  diff.listed_a = {a.sites.size(), a.unlisted_sites, a.unlisted_largest_peak};
+  diff.listed_b = {b.sites.size(), b.unlisted_sites, b.unlisted_largest_peak};
   for (SiteDelta& d : diff.sites) {
     const bool in_a = !d.verdict_a.empty(), in_b = !d.verdict_b.empty();
     // Listed on one side only, while the other report left bounded sites out: it may be one of them.
@@ -245,6 +240,14 @@ Diff diff_report_files(const std::string& a, const std::string& b, bool force) {
   return diff_reports(first, second, force);
 }
 
+namespace {
+
+nlohmann::json listing(const Listing& l) {
+  return {{"sites", l.sites}, {"left_out", l.left_out}, {"left_out_largest_peak_bytes", l.left_out_largest_peak}};
+}
+
+}  // namespace
+
 nlohmann::json to_json(const Diff& d) {
   nlohmann::json sites = nlohmann::json::array();
   for (const SiteDelta& s : d.sites) {
@@ -281,9 +284,7 @@ nlohmann::json to_json(const Diff& d) {
             {"retained_peak_bytes", {{"a", t.retained_peak_a}, {"b", t.retained_peak_b}}},
             {"retained_measured", {{"a", t.retained_measured_a}, {"b", t.retained_measured_b}}},
             {"growth_bytes_per_iteration", {{"a", t.slope_a}, {"b", t.slope_b}}}}},
-          {"listed",
-           {{"a", {{"sites", d.listed_a}, {"left_out", d.left_out_a}, {"left_out_largest_peak_bytes", d.left_out_peak_a}}},
-            {"b", {{"sites", d.listed_b}, {"left_out", d.left_out_b}, {"left_out_largest_peak_bytes", d.left_out_peak_b}}}}},
+          {"listed", {{"a", listing(d.listed_a)}, {"b", listing(d.listed_b)}}},
           {"counts", {{"new", d.new_sites}, {"gone", d.gone_sites}, {"changed", d.changed_sites}, {"unlisted", d.unlisted_sites},
                       {"regressions", d.regressions().size()}}},
           {"sites", sites}};
@@ -318,11 +319,11 @@ std::string render_text(const Diff& d, std::size_t max_sites) {
   }
   line("growth", t.slope_a, t.slope_b, true);
   const auto regressions = d.regressions();
-  for (const auto& [side, listed, left_out, peak] :
-       {std::tuple{"A", d.listed_a, d.left_out_a, d.left_out_peak_a}, std::tuple{"B", d.listed_b, d.left_out_b, d.left_out_peak_b}}) {
-    if (left_out == 0) continue;
-    out << "note: " << side << " lists " << listed << (listed == 1 ? " site" : " sites") << " and leaves out " << left_out
-        << " smaller bounded ones (each at most " << format_bytes(static_cast<double>(peak))
+  for (const auto& [side, listing] : {std::pair{"A", d.listed_a}, std::pair{"B", d.listed_b}}) {
+    if (listing.left_out == 0) continue;
+    out << "note: " << side << " lists " << listing.sites << (listing.sites == 1 ? " site" : " sites") << " and leaves out "
+        << listing.left_out << " smaller bounded ones (each at most "
+        << format_bytes(static_cast<double>(listing.left_out_largest_peak))
         << " at peak): a site the other lists may be among them, \"not listed in " << side
         << "\" below (tleak run --max-sites lists more)\n";
   }

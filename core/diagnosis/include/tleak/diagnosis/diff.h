@@ -58,6 +58,13 @@ struct DiffTotals {
   bool retained_measured_a = true, retained_measured_b = true;  // ReportSummary::retained_measured
 };
 
+// What one report lists and leaves out (ReportSummary::unlisted_sites, unlisted_largest_peak).
+struct Listing {
+  std::size_t sites = 0;
+  std::uint64_t left_out = 0;
+  std::int64_t left_out_largest_peak = 0;
+};
+
 struct Diff {
   std::string scenario_a, scenario_b;
   std::string variant_a, variant_b;
@@ -66,10 +73,7 @@ struct Diff {
   DiffTotals totals;
   std::vector<SiteDelta> sites;  // changed first, largest change first
   std::size_t new_sites = 0, gone_sites = 0, changed_sites = 0, unlisted_sites = 0;
-  // What each report lists and leaves out (ReportSummary::unlisted_sites, unlisted_largest_peak).
-  std::size_t listed_a = 0, listed_b = 0;
-  std::uint64_t left_out_a = 0, left_out_b = 0;
-  std::int64_t left_out_peak_a = 0, left_out_peak_b = 0;
+  Listing listed_a, listed_b;
 
   std::vector<Regression> regressions() const;
 };
