@@ -9,8 +9,11 @@
 namespace tleak::diagnosis {
 
 bool is_allocation_plumbing(const Frame& frame) {
-  for (const char* prefix : {"std::", "tleak::Allocator::", "tleak::detail::", "operator new"}) {
-    if (frame.function.rfind(prefix, 0) == 0) return true;
+  // By the qualified name: a function of the program's own that returns a std:: type is
+  // demangled with that type in front ("std::vector<int> load<int>(int)").
+  const std::string_view name = qualified_name(frame.function);
+  for (const std::string_view prefix : {"std::", "tleak::Allocator::", "tleak::detail::", "operator new"}) {
+    if (name.starts_with(prefix)) return true;
   }
   // The C and C++ runtimes' own allocating functions (strdup, fopen, __cxa_allocate_exception...).
   for (const char* module : {"libc.so", "libstdc++.so", "ld-linux"}) {
@@ -38,26 +41,6 @@ std::size_t user_python_frame(const std::vector<Frame>& frames, const std::strin
 }
 
 }  // namespace
-
-std::string short_function(std::string name) {
-  for (const std::string noise : {"(anonymous namespace)::", "tleak::"}) {
-    for (auto at = name.find(noise); at != std::string::npos; at = name.find(noise)) name.erase(at, noise.size());
-  }
-  // Cut the parameter list at the first '(' that does not belong to "operator()".
-  auto paren = name.find('(');
-  if (paren != std::string::npos && paren >= 8 && name.compare(paren - 8, 8, "operator") == 0 &&
-      name.compare(paren, 2, "()") == 0) {
-    paren = name.find('(', paren + 2);
-  }
-  if (paren != std::string::npos && paren > 0) name.resize(paren);
-  // Keep "Class::method" at most.
-  const auto last = name.rfind("::");
-  if (last != std::string::npos && last > 0) {
-    const auto before = name.rfind("::", last - 1);
-    if (before != std::string::npos) name = name.substr(before + 2);
-  }
-  return name;
-}
 
 std::string frame_short_name(const Frame& frame) {
   const bool unnamed = frame.function.empty() || frame.function == "??";

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "tleak/diagnosis/classifier.h"
+#include "tleak/diagnosis/function_name.h"
 #include "tleak/symbolizer.h"
 
 namespace tleak::diagnosis {
@@ -166,8 +167,6 @@ std::string_view file_name(std::string_view path);
 bool is_allocation_plumbing(const Frame& frame);
 // Index of the frame the label names: the first outside allocation plumbing and tleak's runtime.
 std::size_t user_frame_index(const std::vector<Frame>& frames, const std::string& focus = "");
-// "Class::method" without parameters, namespaces or the anonymous namespace.
-std::string short_function(std::string name);
 // How a frame is named in labels and text: its short function, or where no symbol names it (a
 // stripped program), its place in its module, "cat+0x4a2f", which addr2line or a debugger turns
 // into a line given the module's debug info.
