@@ -589,13 +589,55 @@ TEST_F(ProgramRun, AChannelTakenAwayIsSaidAndNotSpunOn) {
 }
 
 // Allocations in inlined library code (std::vector at -O2) are named by the function that holds
-// the code and that function's own line, where it called the inlined code.
+// the code and that function's own line, where it called the inlined code; the functions inlined
+// there come before it, as addr2line -i reads them from the debug info.
 TEST_F(ProgramRun, InlinedAllocationsAreAtTheirFunctionsOwnLine) {
   const Json& row = inlined_rows_growing({});
-  // operator new (libstdc++), then the function that called it in inlined code.
-  ASSERT_GE(row["frames"].size(), 2u);
-  EXPECT_EQ(row["frames"][1]["function"], "grow_rows(int)") << row["frames"].dump();
-  EXPECT_TRUE(row["frames"][1]["file"].get<std::string>().ends_with("inlined_alloc.cc")) << row["frames"].dump();
+  const Json& frames = row["frames"];
+  // operator new (libstdc++), the library's functions inlined into grow_rows, innermost first,
+  // then grow_rows itself.
+  ASSERT_GE(frames.size(), 3u);
+  EXPECT_EQ(frames[0]["function"], "operator new(unsigned long)") << frames.dump();
+  std::size_t own = 1;
+  for (; own < frames.size() && frames[own]["kind"] == "inlined"; ++own) {
+    EXPECT_TRUE(frames[own]["function"].get<std::string>().find("std::") != std::string::npos) << frames[own].dump();
+    EXPECT_TRUE(frames[own]["file"].get<std::string>().starts_with("/usr/include/c++/")) << frames[own].dump();
+  }
+  ASSERT_GT(own, 1u) << "no inlined frames: " << frames.dump();
+  ASSERT_LT(own, frames.size()) << frames.dump();
+  EXPECT_EQ(frames[own]["function"], "grow_rows(int)") << frames.dump();
+  EXPECT_EQ(frames[own]["kind"], "native");
+  EXPECT_TRUE(frames[own]["file"].get<std::string>().ends_with("inlined_alloc.cc")) << frames.dump();
+  EXPECT_EQ(frames[own]["line"], line_of("inlined_alloc.cc", "ROW"));
+  // The outermost inlined call is the one grow_rows made, at the same address.
+  EXPECT_TRUE(frames[own - 1]["function"].get<std::string>().find("::emplace_back<") != std::string::npos)
+      << frames[own - 1].dump();
+  for (std::size_t i = 1; i < own; ++i) EXPECT_EQ(frames[i]["offset"], frames[own]["offset"]);
+  // The label and the text name grow_rows, not the library.
+  EXPECT_EQ(row["label"], "grow_rows " + std::string("(") + at("inlined_alloc.cc", "ROW"));
+
+  // The same chain as binutils' addr2line reads it at the call (the byte before the return address):
+  // a function and a file:line per line pair, the inlined ones innermost first, then grow_rows.
+  char call[32];
+  std::snprintf(call, sizeof call, "0x%llx", static_cast<unsigned long long>(frames[own]["offset"].get<std::uint64_t>() - 1));
+  const auto addr2line = run_process("/usr/bin/addr2line", {"-i", "-f", "-C", "-e", program("inlined_alloc"), call});
+  ASSERT_EQ(addr2line.exit_code, 0) << addr2line.err;
+  std::vector<std::string> lines;
+  for (std::size_t from = 0; from < addr2line.out.size();) {
+    const std::size_t end = addr2line.out.find('\n', from);
+    lines.push_back(addr2line.out.substr(from, end - from));
+    from = end == std::string::npos ? addr2line.out.size() : end + 1;
+  }
+  ASSERT_EQ(lines.size(), 2 * own) << addr2line.out << "\nagainst " << frames.dump();
+  for (std::size_t i = 1; i <= own; ++i) {
+    const std::string& place = lines[2 * (i - 1) + 1];
+    const std::string expected_place = frames[i]["file"].get<std::string>() + ":" + std::to_string(frames[i]["line"].get<int>());
+    EXPECT_EQ(place, expected_place) << "frame " << i;
+    if (i < own) {
+      EXPECT_EQ(lines[2 * (i - 1)], frames[i]["function"]) << "frame " << i;
+    }
+  }
+  EXPECT_EQ(lines[2 * (own - 1)], "grow_rows");
 }
 
 // C++ under jemalloc, whose operator new never reaches malloc: recorded at operator new, from
@@ -603,8 +645,12 @@ TEST_F(ProgramRun, InlinedAllocationsAreAtTheirFunctionsOwnLine) {
 TEST_F(ProgramRun, CppNewUnderAPreloadedMallocIsRecordedAtItsCaller) {
   SKIP_WITHOUT_JEMALLOC();
   const Json& row = inlined_rows_growing({"LD_PRELOAD=" + kJemalloc});
-  ASSERT_GE(row["frames"].size(), 1u);
-  EXPECT_EQ(row["frames"][0]["function"], "grow_rows(int)") << row["frames"].dump();
+  // The first frame not inlined (the library's inlined into grow_rows come before it).
+  const Json& frames = row["frames"];
+  std::size_t own = 0;
+  while (own < frames.size() && frames[own]["kind"] == "inlined") ++own;
+  ASSERT_LT(own, frames.size()) << frames.dump();
+  EXPECT_EQ(frames[own]["function"], "grow_rows(int)") << frames.dump();
   for (const Json& s : report_["sites"]) {
     for (const Json& f : s["frames"]) EXPECT_NE(f["module"], "libtleak_preload.so") << s["frames"].dump();
   }

@@ -28,6 +28,13 @@ TEST(FunctionName, ShortNamesReadTemplateArgumentsAsNesting) {
             "vector::_M_realloc_insert");
   EXPECT_EQ(short_function("std::vector<int, std::allocator<int> > load<int>(int)"), "load");
   EXPECT_EQ(short_function("unsigned long count_rows(char const*)"), "count_rows");
+  // std::construct_at, as GCC 12's libstdc++ declares it, inlined into a program's emplace_back.
+  const std::string construct_at =
+      "decltype (::new ((void*)(0)) std::vector<int, std::allocator<int> >((declval<int>)(), (declval<int&>)())) "
+      "std::construct_at<std::vector<int, std::allocator<int> >, int, int&>(std::vector<int, std::allocator<int> >*, "
+      "int&&, int&)";
+  EXPECT_EQ(short_function(construct_at), "std::construct_at");
+  EXPECT_TRUE(is_allocation_plumbing(Frame{3, construct_at, "app", 3, "/usr/include/c++/12/bits/stl_construct.h", 97}));
 }
 
 TEST(FunctionName, ShortNamesKeepOperatorsAndLambdas) {
@@ -65,6 +72,16 @@ TEST(FunctionName, QualifiedNamesLeaveTheReturnTypeAndParametersOut) {
   // A program's own function template is not the C++ library's plumbing for its std:: return type.
   EXPECT_FALSE(is_allocation_plumbing(Frame{1, "std::vector<int, std::allocator<int> > load<int>(int)", "app", 1, "/src/app.cc", 9}));
   EXPECT_TRUE(is_allocation_plumbing(Frame{2, "void std::vector<int, std::allocator<int> >::_M_realloc_insert<int const&>(int const&)", "app", 2, "/usr/include/c++/12/bits/vector.tcc", 9}));
+  // Inlined library code that GCC's debug info names without its scope is told by its header.
+  Frame allocate{4, "allocate", "app", 4, "/usr/include/c++/12/bits/new_allocator.h", 137};
+  allocate.kind = "inlined";
+  EXPECT_TRUE(is_allocation_plumbing(allocate));
+  Frame json{6, "nlohmann::json_abi_v3_11_2::basic_json<>::operator[](char const*)", "app", 6, "/usr/include/nlohmann/json.hpp", 2120};
+  json.kind = "inlined";
+  EXPECT_TRUE(is_allocation_plumbing(json));
+  Frame own_inlined{5, "load_rows", "app", 5, "/src/app/include/rows.h", 12};
+  own_inlined.kind = "inlined";
+  EXPECT_FALSE(is_allocation_plumbing(own_inlined));
 }
 
 }  // namespace

@@ -19,7 +19,10 @@ struct Frame {
   std::uintptr_t module_offset = 0;  // address relative to the module's load base
   std::string file;      // source file, empty without debug info
   int line = 0;
-  std::string kind = "native";  // "native" or "python" (then module and file are the script)
+  // "native"; "inlined": a function the compiler inlined into the next frame, at the same address
+  // (its line is where it called the frame before it); "python" (then module and file are the
+  // script)
+  std::string kind = "native";
 };
 
 // A loaded object of a process as recorded while it ran, so that its addresses can be resolved
@@ -54,11 +57,22 @@ class Symbolizer {
   // `return_address` is as captured: the instruction after a call. The call itself is looked up.
   const Frame& symbolize(std::uintptr_t return_address);
   std::vector<Frame> symbolize(std::span<const std::uintptr_t> return_addresses);
+  // The functions the compiler inlined at `return_address`, as its debug info says, innermost
+  // first: frames of kind "inlined" that go before symbolize()'s frame in a stack.
+  std::span<const Frame> inlined_at(std::uintptr_t return_address);
+  // Appends what `return_address` stands for in a stack: the frames inlined there, then its own.
+  void append_frames(std::uintptr_t return_address, std::vector<Frame>& stack);
 
  private:
   struct Dwarf;
+  struct Resolved {
+    Frame frame;
+    std::vector<Frame> inlined;
+  };
+  const Resolved& resolve(std::uintptr_t return_address);
+
   std::unique_ptr<Dwarf> dwarf_;
-  std::unordered_map<std::uintptr_t, Frame> cache_;
+  std::unordered_map<std::uintptr_t, Resolved> cache_;
 };
 
 // "tleak::Foo::bar(int)" from "_ZN5tleak3Foo3barEi"; the input unchanged if it is not mangled.

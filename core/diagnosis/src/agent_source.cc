@@ -548,8 +548,11 @@ std::uintptr_t AgentSource::frame_at(const StackSpan& span, std::size_t k) const
 
 std::vector<ModuleInfo> AgentSource::modules() const { return modules_; }
 
-Frame AgentSource::resolve(std::uintptr_t word, Symbolizer& symbolizer) const {
-  if ((word & agent::kPythonFrameBit) == 0) return symbolizer.symbolize(word);
+void AgentSource::resolve(std::uintptr_t word, Symbolizer& symbolizer, std::vector<Frame>& stack) const {
+  if ((word & agent::kPythonFrameBit) == 0) {
+    symbolizer.append_frames(word, stack);
+    return;
+  }
   if ((word & agent::kPythonGapBit) != 0) {
     // The agent went past the kept Python frames to the innermost one of the user's code.
     const auto left_out = static_cast<std::uint32_t>(word);
@@ -558,14 +561,18 @@ Frame AgentSource::resolve(std::uintptr_t word, Symbolizer& symbolizer) const {
     char text[64];
     std::snprintf(text, sizeof text, "(%u Python frame%s left out)", left_out, left_out == 1 ? "" : "s");
     gap.function = text;
-    return gap;
+    stack.push_back(std::move(gap));
+    return;
   }
   const auto it = python_frames_.find(static_cast<std::uint32_t>(word & ~agent::kPythonFrameBit));
-  if (it != python_frames_.end()) return it->second;
+  if (it != python_frames_.end()) {
+    stack.push_back(it->second);
+    return;
+  }
   Frame unknown;
   unknown.kind = "python";
   unknown.function = "?? (Python frame not described)";
-  return unknown;
+  stack.push_back(std::move(unknown));
 }
 
 }  // namespace tleak::diagnosis

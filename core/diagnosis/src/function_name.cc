@@ -49,21 +49,39 @@ std::size_t operator_length(std::string_view name, std::size_t at) {
   return kWord.size();
 }
 
-// Calls `visit(index)` for each character of `name` outside every bracket, operator name and
-// anonymous namespace, until `visit` returns false; `depth` is the nesting at that character.
+// How many characters "decltype (...)" at `at` takes, its parenthesized expression included, or 0.
+std::size_t decltype_length(std::string_view name, std::size_t at) {
+  constexpr std::string_view kWord = "decltype";
+  if (name.substr(at, kWord.size()) != kWord || (at > 0 && identifier_char(name[at - 1]))) return 0;
+  std::size_t end = at + kWord.size();
+  if (end < name.size() && name[end] == ' ') ++end;
+  if (end >= name.size() || name[end] != '(') return 0;
+  int depth = 0;
+  for (; end < name.size(); ++end) {
+    if (name[end] == '(') ++depth;
+    if (name[end] == ')' && --depth == 0) return end + 1 - at;
+  }
+  return name.size() - at;
+}
+
+// Calls `visit(index)` for each character of `name` outside every bracket, operator name,
+// anonymous namespace and decltype, until `visit` returns false; `depth` is the nesting at that character.
 template <class Visit>
 void scan_top_level(std::string_view name, Visit visit) {
   int depth = 0;
   for (std::size_t i = 0; i < name.size(); ++i) {
-    if (const std::size_t n = operator_length(name, i); n > 0) {
-      i += n - 1;
-      continue;
-    }
-    if (name.substr(i, kAnonymous.size()) == kAnonymous) {
-      i += kAnonymous.size() - 1;
-      continue;
-    }
     const char c = name[i];
+    // A report names every frame of a thousand sites several times: the words are looked for only
+    // where their first letter is.
+    std::size_t skip = 0;
+    if (c == 'o') skip = operator_length(name, i);
+    if (c == '(' && name.substr(i, kAnonymous.size()) == kAnonymous) skip = kAnonymous.size();
+    // A return type "decltype (...)": its parentheses are no parameter list.
+    if (c == 'd') skip = decltype_length(name, i);
+    if (skip > 0) {
+      i += skip - 1;
+      continue;
+    }
     if (c == '(' && depth == 0) {
       if (!visit(i)) return;
       ++depth;

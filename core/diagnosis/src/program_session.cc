@@ -334,7 +334,7 @@ Report run_program(const ProgramOptions& o) {
     info.exit_scan_root_bytes = info.exit_scan ? static_cast<std::int64_t>(source.reach_root_bytes()) : 0;
     out.run.program = info;
     fill_report(out, rec, o.thresholds, {}, [&source](SiteId s) { return source.stack(s); },
-                [&](std::uintptr_t word) { return source.resolve(word, symbolizer); }, o.focus, o.max_sites, judged);
+                [&](std::uintptr_t word, std::vector<Frame>& stack) { source.resolve(word, symbolizer, stack); }, o.focus, o.max_sites, judged);
     out.run.duration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   };
   source.on_snapshot = [&](const std::string& name) {
@@ -384,7 +384,7 @@ Report run_program(const ProgramOptions& o) {
         end_profile::time_aside("symbols looked up during the exit scan", [&] {
           note_modules();
           preparer->with_symbolizer([&](Symbolizer& symbolizer) {
-            const FrameResolver resolve = [&](std::uintptr_t word) { return source.resolve(word, symbolizer); };
+            const FrameResolver resolve = [&](std::uintptr_t word, std::vector<Frame>& stack) { source.resolve(word, symbolizer, stack); };
             for (const SiteId site : likely_findings(*source.site_judgements(), o.max_sites)) {
               (void)site_frames(source.stack(site), resolve);
             }

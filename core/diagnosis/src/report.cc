@@ -19,7 +19,12 @@ bool is_allocation_plumbing(const Frame& frame) {
   for (const char* module : {"libc.so", "libstdc++.so", "ld-linux"}) {
     if (frame.module.rfind(module, 0) == 0) return true;
   }
-  return false;
+  // Library code inlined into the program's, told by its line being in the system's headers (GCC's
+  // debug info may name an inlined function of the C++ library with no scope: "allocate"). The
+  // function it was inlined into, at the line that called it, is what asked: a header-only
+  // library's function ("basic_json::operator[]" of nlohmann's json.hpp) names no site.
+  return frame.kind == "inlined" &&
+         (frame.file.starts_with("/usr/include/") || frame.file.find("/include/c++/") != std::string::npos);
 }
 
 namespace {

@@ -127,8 +127,8 @@ std::vector<Frame> site_frames(const std::vector<std::uintptr_t>& addresses, con
   std::vector<Frame> frames;
   frames.reserve(addresses.size());
   for (const std::uintptr_t address : addresses) {
-    frames.push_back(resolve(address));
-    if (frames.back().function == "main") break;
+    resolve(address, frames);
+    if (!frames.empty() && frames.back().function == "main") break;
   }
   return frames;
 }

@@ -241,7 +241,8 @@ void append_site(std::string& out, const SiteReport& site, int indent,
   for (std::size_t i = 0; i < site.frames.size(); ++i) {
     if (i > 0) frames += ',';
     const Frame& f = site.frames[i];
-    if (f.address == 0) {
+    // An inlined frame shares its address with the frames of its chain: written out each time.
+    if (f.address == 0 || f.kind == "inlined") {
       append_frame(frames, f);
       continue;
     }

@@ -95,7 +95,7 @@ void run_instrumented(const Workload& workload, const SessionOptions& options, R
     const TrackingContext& tracking = *allocators.context;
     fill_report(report, rec, options.thresholds, allocators.stats(),
                 [&tracking](SiteId site) { return tracking.stack(site); },
-                [&symbolizer](std::uintptr_t address) { return symbolizer.symbolize(address); });
+                [&symbolizer](std::uintptr_t address, std::vector<Frame>& stack) { symbolizer.append_frames(address, stack); });
   } else {
     fill_untracked_totals(report, allocators.infos(), allocators.stats());
     report.summary.sentence = "untracked run: no per-site figures (run without --no-track for a diagnosis)";

@@ -103,9 +103,10 @@ class AgentSource {
   // Counts every change of modules(), and every process image (a hello: the start, each exec).
   std::uint64_t module_changes() const { return module_changes_; }
   std::uint64_t images() const { return images_; }
-  // A frame word of stack(): a Python frame (resolved by the agent while it ran), or a return
-  // address, which `symbolizer` resolves.
-  Frame resolve(std::uintptr_t word, Symbolizer& symbolizer) const;
+  // Appends to `stack` what a frame word of stack() stands for: a Python frame (resolved by the
+  // agent while it ran), or a return address, which `symbolizer` resolves (with the functions
+  // inlined there).
+  void resolve(std::uintptr_t word, Symbolizer& symbolizer, std::vector<Frame>& stack) const;
 
  private:
   // A record waiting for its epoch's fence, in arrival order (its index in pending_ breaks ties

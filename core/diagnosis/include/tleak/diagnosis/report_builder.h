@@ -16,8 +16,9 @@
 namespace tleak::diagnosis {
 
 using SiteStack = std::function<std::vector<std::uintptr_t>(SiteId)>;
-// A frame word of a site (a return address, or a source's own encoding such as a Python frame).
-using FrameResolver = std::function<Frame(std::uintptr_t)>;
+// Appends to a stack the frames a frame word of a site stands for (a return address: the functions
+// inlined there, then its own; or a source's own encoding such as a Python frame).
+using FrameResolver = std::function<void(std::uintptr_t, std::vector<Frame>&)>;
 
 // `stats`: the allocators' own figures in AllocatorId order, or empty when the source has none
 // (a program's malloc): rounded and reserved bytes are then reported as the live ones. `focus`:
