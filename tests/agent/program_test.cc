@@ -234,6 +234,13 @@ TEST_F(ProgramRun, TheSameLoopFreeingItsBlockIsBounded) {
   // Nor a reserve of the C library's allocator, which tleak does not see.
   EXPECT_NE(r.err.find("totals: peak live 68.0 KiB, leaked 0 B"), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find("reserved"), std::string::npos) << r.err;
+  // The report says so: null, not the live bytes under another name.
+  EXPECT_TRUE(report_["totals"]["peak_reserved_bytes"].is_null()) << report_["totals"].dump();
+  ASSERT_EQ(report_["totals"]["allocators"].size(), 1u);
+  const Json& malloc_totals = report_["totals"]["allocators"][0];
+  EXPECT_TRUE(malloc_totals["peak_reserved_bytes"].is_null()) << malloc_totals.dump();
+  EXPECT_TRUE(malloc_totals["peak_unused_reserved_bytes"].is_null()) << malloc_totals.dump();
+  EXPECT_EQ(malloc_totals["peak_live_bytes"], report_["totals"]["peak_live_bytes"]);
   EXPECT_EQ(report_["summary"]["verdict"], "bounded");
   for (const Json& s : report_["sites"]) EXPECT_EQ(s["verdict"], "bounded") << s.dump();
   EXPECT_EQ(site_at(at("growth.c", "KEEP"))["peak_live_bytes"], 4096);

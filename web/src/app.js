@@ -36,8 +36,8 @@ function header() {
       ? ["samples", `${run.iterations}, one every ${words.per} (the program did not mark iterations)`]
       : ["iterations", `${run.iterations}${run.program ? ` (clock: ${run.program.clock})` : ""}`],
     ["peak live", bytes(t.peak_live_bytes)],
-    // A program's allocator keeps a reserve tleak does not see (its report's reserved bytes are its live ones).
-    ...(run.program ? [] : [["peak reserved", bytes(t.peak_reserved_bytes)]]),
+    // A program's allocator keeps a reserve tleak does not see (null in its report).
+    ...(t.peak_reserved_bytes == null ? [] : [["peak reserved", bytes(t.peak_reserved_bytes)]]),
     ["leaked", `${bytes(t.leaked_bytes)} in ${t.leaked_blocks} block(s)`],
     // A program's uses are not seen: its dead-but-held bytes are unknown, not zero.
     ["dead-but-held peak", report.total_retained.measured ? bytes(report.total_retained.peak_dead_bytes) : "not measured (no uses seen: tleak does not see a program's)"],

@@ -9,6 +9,10 @@
 namespace tleak::diagnosis {
 namespace {
 
+// A total of reserves is known only while every one added to it is.
+void add_reserve(std::optional<std::int64_t>& total, const std::optional<std::int64_t>& reserve) {
+  total = total && reserve ? std::optional(*total + *reserve) : std::nullopt;
+}
 
 const char* space_name(MemorySpace space) { return space == MemorySpace::kDevice ? "device" : "host"; }
 
@@ -40,11 +44,13 @@ void fill_totals(Report& report, const Recording& rec, const std::vector<Allocat
       t.allocations += at.allocate_calls;
       t.frees += at.deallocate_calls;
     } else {
-      // The source knows only what it was asked for (a program's malloc): that is all there is.
+      // The source knows only what it was asked for (a program's malloc): no rounding of its own,
+      // and a reserve tleak does not see.
       at.peak_in_use_bytes = at.peak_live_bytes;
-      at.peak_reserved_bytes = at.peak_live_bytes;
+      at.peak_reserved_bytes = std::nullopt;
+      at.peak_unused_reserved_bytes = std::nullopt;
     }
-    if (rec.allocator_spaces[a] == MemorySpace::kHost) t.peak_reserved_bytes += at.peak_reserved_bytes;
+    if (rec.allocator_spaces[a] == MemorySpace::kHost) add_reserve(t.peak_reserved_bytes, at.peak_reserved_bytes);
     t.leaked_bytes += at.leaked_bytes;
     t.leaked_blocks += at.leaked_blocks;
     std::int64_t unfreed_bytes = 0, unfreed_blocks = 0;
@@ -159,7 +165,7 @@ void fill_untracked_totals(Report& report, const std::vector<AllocatorInfo>& all
     at.peak_live_bytes = stats[a].bytes_in_use.peak;
     at.leaked_bytes = stats[a].bytes_in_use.current;
     at.leaked_blocks = stats[a].blocks_in_use.current;
-    if (allocators[a].space == MemorySpace::kHost) t.peak_reserved_bytes += at.peak_reserved_bytes;
+    if (allocators[a].space == MemorySpace::kHost) add_reserve(t.peak_reserved_bytes, at.peak_reserved_bytes);
     t.leaked_bytes += at.leaked_bytes;
     t.leaked_blocks += at.leaked_blocks;
     t.allocations += at.allocate_calls;

@@ -90,10 +90,10 @@ std::string render_text(const Report& r, std::size_t max_sites) {
         << (r.run.program ? ", at exit " : ", after teardown ")
         << bytes(static_cast<double>(r.timeline.after_teardown.live_bytes)) << "\n";
   }
-  // A program's allocator keeps its own reserve, which tleak does not see (its report's reserved
-  // bytes are its live bytes): said only of the scenarios' allocators, whose reserve tleak keeps.
+  // A program's allocator keeps its own reserve, which tleak does not see (null in its report):
+  // said only of the scenarios' allocators, whose reserve tleak keeps.
   out << "totals: peak live " << bytes(static_cast<double>(r.totals.peak_live_bytes));
-  if (!r.run.program) out << ", peak reserved " << bytes(static_cast<double>(r.totals.peak_reserved_bytes));
+  if (r.totals.peak_reserved_bytes) out << ", peak reserved " << bytes(static_cast<double>(*r.totals.peak_reserved_bytes));
   out << ", leaked " << bytes(static_cast<double>(r.totals.leaked_bytes)) << " in " << r.totals.leaked_blocks << " blocks";
   if (r.run.program) {
     out << (r.run.program->exit_scan ? ", reachable at exit " : ", not freed (no exit scan) ")

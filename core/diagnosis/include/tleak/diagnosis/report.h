@@ -54,8 +54,9 @@ struct AllocatorTotals {
   std::string space;  // "host" or "device"
   std::int64_t peak_live_bytes = 0;      // as requested, from the tracker
   std::int64_t peak_in_use_bytes = 0;    // as the allocator rounded them
-  std::int64_t peak_reserved_bytes = 0;
-  std::int64_t peak_unused_reserved_bytes = 0;  // reserved but not allocated, at iteration marks
+  // Null where the allocator's own reserve is not seen (a program's malloc).
+  std::optional<std::int64_t> peak_reserved_bytes = 0;
+  std::optional<std::int64_t> peak_unused_reserved_bytes = 0;  // reserved but not allocated, at iteration marks
   std::int64_t final_live_bytes = 0;            // at the last iteration mark
   std::int64_t leaked_bytes = 0;
   std::int64_t leaked_blocks = 0;
@@ -65,7 +66,9 @@ struct AllocatorTotals {
 
 struct Totals {
   std::int64_t peak_live_bytes = 0;
-  std::int64_t peak_reserved_bytes = 0;
+  // The host allocators' reserve at its peak; null when one of them does not show its own (a
+  // program's malloc).
+  std::optional<std::int64_t> peak_reserved_bytes = 0;
   std::int64_t final_live_bytes = 0;
   std::int64_t leaked_bytes = 0;
   std::int64_t leaked_blocks = 0;
