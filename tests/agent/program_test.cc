@@ -606,9 +606,11 @@ TEST_F(ProgramRun, InlinedAllocationsAreAtTheirFunctionsOwnLine) {
   ASSERT_GE(frames.size(), 3u);
   EXPECT_EQ(frames[0]["function"], "operator new(unsigned long)") << frames.dump();
   std::size_t own = 1;
+  // (Their names carry their classes where the debug info has them: line tables only, -g1, as the
+  // sanitizer builds compile the test programs, name "allocate" alone.)
   for (; own < frames.size() && frames[own]["kind"] == "inlined"; ++own) {
-    EXPECT_TRUE(frames[own]["function"].get<std::string>().find("std::") != std::string::npos) << frames[own].dump();
-    EXPECT_TRUE(frames[own]["file"].get<std::string>().starts_with("/usr/include/c++/")) << frames[own].dump();
+    EXPECT_NE(frames[own]["function"], "??") << frames[own].dump();
+    EXPECT_TRUE(frames[own]["file"].get<std::string>().find("/include/c++/") != std::string::npos) << frames[own].dump();
   }
   ASSERT_GT(own, 1u) << "no inlined frames: " << frames.dump();
   ASSERT_LT(own, frames.size()) << frames.dump();
@@ -617,7 +619,7 @@ TEST_F(ProgramRun, InlinedAllocationsAreAtTheirFunctionsOwnLine) {
   EXPECT_TRUE(frames[own]["file"].get<std::string>().ends_with("inlined_alloc.cc")) << frames.dump();
   EXPECT_EQ(frames[own]["line"], line_of("inlined_alloc.cc", "ROW"));
   // The outermost inlined call is the one grow_rows made, at the same address.
-  EXPECT_TRUE(frames[own - 1]["function"].get<std::string>().find("::emplace_back<") != std::string::npos)
+  EXPECT_TRUE(frames[own - 1]["function"].get<std::string>().find("emplace_back<") != std::string::npos)
       << frames[own - 1].dump();
   for (std::size_t i = 1; i < own; ++i) EXPECT_EQ(frames[i]["offset"], frames[own]["offset"]);
   // The label and the text name grow_rows, not the library.
@@ -640,6 +642,8 @@ TEST_F(ProgramRun, InlinedAllocationsAreAtTheirFunctionsOwnLine) {
     const std::string& place = lines[2 * (i - 1) + 1];
     const std::string expected_place = frames[i]["file"].get<std::string>() + ":" + std::to_string(frames[i]["line"].get<int>());
     EXPECT_EQ(place, expected_place) << "frame " << i;
+    // With line tables only, addr2line names the innermost by the symbol table's function.
+    if (i == 1 && lines[0] == frames[own]["function"]) continue;
     if (i < own) {
       EXPECT_EQ(lines[2 * (i - 1)], frames[i]["function"]) << "frame " << i;
     }

@@ -79,6 +79,9 @@ TEST(FunctionName, QualifiedNamesLeaveTheReturnTypeAndParametersOut) {
   Frame json{6, "nlohmann::json_abi_v3_11_2::basic_json<>::operator[](char const*)", "app", 6, "/usr/include/nlohmann/json.hpp", 2120};
   json.kind = "inlined";
   EXPECT_TRUE(is_allocation_plumbing(json));
+  Frame agent{7, "void* (anonymous namespace)::forward_new<>(std::atomic<void*>&, unsigned long)", "libtleak_preload.so", 7, "/src/agent/src/interpose_new.cc", 45};
+  agent.kind = "inlined";
+  EXPECT_TRUE(is_allocation_plumbing(agent));
   Frame own_inlined{5, "load_rows", "app", 5, "/src/app/include/rows.h", 12};
   own_inlined.kind = "inlined";
   EXPECT_FALSE(is_allocation_plumbing(own_inlined));

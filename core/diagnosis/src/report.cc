@@ -15,8 +15,10 @@ bool is_allocation_plumbing(const Frame& frame) {
   for (const std::string_view prefix : {"std::", "tleak::Allocator::", "tleak::detail::", "operator new"}) {
     if (name.starts_with(prefix)) return true;
   }
-  // The C and C++ runtimes' own allocating functions (strdup, fopen, __cxa_allocate_exception...).
-  for (const char* module : {"libc.so", "libstdc++.so", "ld-linux"}) {
+  // The C and C++ runtimes' own allocating functions (strdup, fopen, __cxa_allocate_exception...),
+  // and tleak's agent, whose operator new may forward a program's (its inlined helpers are no
+  // "operator new").
+  for (const char* module : {"libc.so", "libstdc++.so", "ld-linux", "libtleak_preload.so"}) {
     if (frame.module.rfind(module, 0) == 0) return true;
   }
   // Library code inlined into the program's, told by its line being in the system's headers (GCC's
