@@ -651,6 +651,36 @@ TEST_F(ProgramRun, InlinedAllocationsAreAtTheirFunctionsOwnLine) {
   EXPECT_EQ(lines[2 * (own - 1)], "grow_rows");
 }
 
+// Two modules with debug info, each allocating in code inlined in its first compile unit: each
+// frame's inlined calls and own line come from its own module (the symbolizer's tables of a unit
+// had been keyed by the unit's offset, which both first units share).
+TEST_F(ProgramRun, InlinedCallsAreReadFromTheirOwnModule) {
+  const auto r = tleak_run({}, {program("inlined_two_modules")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "rows 30 30\n");
+  const struct {
+    std::string source, marker, function, module;
+    double slope;
+  } expected[] = {{"inlined_two_modules.cc", "ROW", "grow_rows(int)", "inlined_two_modules", 4000.0},
+                  {"inlined_rows_lib.cc", "LIB_ROW", "lib_grow_rows", "libinlined_rows_lib.so", 2000.0}};
+  for (const auto& e : expected) {
+    const Json& row = site_at(at(e.source, e.marker));
+    EXPECT_EQ(row["verdict"], "growth");
+    EXPECT_NEAR(row["growth"]["slope_bytes_per_iteration"].get<double>(), e.slope, 1.0);
+    const Json& frames = row["frames"];
+    std::size_t own = 1;
+    while (own < frames.size() && frames[own]["kind"] == "inlined") ++own;
+    ASSERT_LT(own, frames.size()) << frames.dump();
+    EXPECT_GT(own, 1u) << e.source << ": no inlined frames: " << frames.dump();
+    EXPECT_EQ(frames[own]["function"], e.function) << frames.dump();
+    EXPECT_EQ(frames[own]["module"], e.module) << frames.dump();
+    EXPECT_TRUE(frames[own]["file"].get<std::string>().ends_with(e.source)) << frames.dump();
+    EXPECT_EQ(frames[own]["line"], line_of(e.source, e.marker)) << frames.dump();
+    EXPECT_TRUE(frames[own - 1]["function"].get<std::string>().find("emplace_back<") != std::string::npos)
+        << frames[own - 1].dump();
+  }
+}
+
 // C++ under jemalloc, whose operator new never reaches malloc: recorded at operator new, from
 // the function that called it (the agent's own operator new is no frame of the program's).
 TEST_F(ProgramRun, CppNewUnderAPreloadedMallocIsRecordedAtItsCaller) {
