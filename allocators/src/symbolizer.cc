@@ -313,44 +313,28 @@ struct Symbolizer::Dwarf {
   // C++ unit): by the declared DIE's offset, from one walk of the unit the first time it is asked.
   const std::map<Dwarf_Off, Dwarf_Die>& scope_parents(Dwarf_Die* unit) {
     auto [it, fresh] = unit_scope_parents.try_emplace(key_of(unit));
-    if (fresh) collect_scope_parents(unit, it->second);
+    if (fresh) collect_scope_parents(unit, nullptr, it->second);
     return it->second;
   }
   static bool declares_functions(int tag) {
     return tag == DW_TAG_namespace || tag == DW_TAG_class_type || tag == DW_TAG_structure_type ||
            tag == DW_TAG_union_type || tag == DW_TAG_subprogram || tag == DW_TAG_lexical_block;
   }
-  static void collect_scope_parents(Dwarf_Die* scope, std::map<Dwarf_Off, Dwarf_Die>& parent) {
+  // What `die` holds, declared in `scope`: the named scope around it (null at the unit's top). A
+  // lexical block (a lambda's closure type inside a function's block) names nothing: what it holds
+  // is declared in the scope around it.
+  static void collect_scope_parents(Dwarf_Die* die, const Dwarf_Die* scope, std::map<Dwarf_Off, Dwarf_Die>& parent) {
     Dwarf_Die child;
-    if (dwarf_child(scope, &child) != 0) return;
-    const bool is_unit = dwarf_tag(scope) == DW_TAG_compile_unit || dwarf_tag(scope) == DW_TAG_partial_unit;
-    do {
-      const int tag = dwarf_tag(&child);
-      if (!declares_functions(tag)) continue;
-      // A lexical block is no scope of a name: what it holds is named from the scope around it.
-      if (!is_unit && tag != DW_TAG_lexical_block) parent.emplace(dwarf_dieoffset(&child), *scope);
-      if (tag == DW_TAG_lexical_block) {
-        collect_scope_parents_through_block(&child, *scope, parent);
-      } else {
-        collect_scope_parents(&child, parent);
-      }
-    } while (dwarf_siblingof(&child, &child) == 0);
-  }
-  // What a lexical block (a lambda's closure type inside a function's block) holds, declared in
-  // `scope`, the named scope around the block.
-  static void collect_scope_parents_through_block(Dwarf_Die* block, Dwarf_Die scope,
-                                                  std::map<Dwarf_Off, Dwarf_Die>& parent) {
-    Dwarf_Die child;
-    if (dwarf_child(block, &child) != 0) return;
+    if (dwarf_child(die, &child) != 0) return;
     do {
       const int tag = dwarf_tag(&child);
       if (!declares_functions(tag)) continue;
       if (tag == DW_TAG_lexical_block) {
-        collect_scope_parents_through_block(&child, scope, parent);
+        collect_scope_parents(&child, scope, parent);
         continue;
       }
-      parent.emplace(dwarf_dieoffset(&child), scope);
-      collect_scope_parents(&child, parent);
+      if (scope != nullptr) parent.emplace(dwarf_dieoffset(&child), *scope);
+      collect_scope_parents(&child, &child, parent);
     } while (dwarf_siblingof(&child, &child) == 0);
   }
   std::map<DieKey, std::map<Dwarf_Off, Dwarf_Die>> unit_scope_parents;  // by the unit
@@ -367,15 +351,12 @@ struct Symbolizer::Dwarf {
     if (!unit_at(module, pc, &unit, &address)) return;
     std::vector<Dwarf_Die> calls;
     if (Dwarf_Die function; function_holding(&unit, address, &function)) inlined_calls(&function, address, calls);
+    // The innermost code's line, from the line table.
     std::string file;
     int line = 0;
     Dwarf_Line* found = dwarf_getsrc_die(&unit, address);
     const char* name = found == nullptr ? nullptr : dwarf_linesrc(found, nullptr, nullptr);
-    if (name != nullptr && dwarf_lineno(found, &line) == 0) {
-      file = name;
-    } else {
-      line = 0;
-    }
+    if (name != nullptr && dwarf_lineno(found, &line) == 0) file = name;
     for (std::size_t i = calls.size(); i-- > 0;) {
       Frame callee = frame;
       callee.kind = "inlined";
@@ -415,8 +396,6 @@ bool Symbolizer::all_modules_prepared() const { return dwarf_->unprepared.empty(
 const Frame& Symbolizer::symbolize(std::uintptr_t return_address) {
   return resolve(return_address).frame;
 }
-
-std::span<const Frame> Symbolizer::inlined_at(std::uintptr_t return_address) { return resolve(return_address).inlined; }
 
 void Symbolizer::append_frames(std::uintptr_t return_address, std::vector<Frame>& stack) {
   const Resolved& resolved = resolve(return_address);

@@ -9,6 +9,13 @@
 namespace tleak::diagnosis {
 namespace {
 
+// A function the compiler inlined into `module`, at a line of `file`.
+Frame inlined(std::string function, std::string module, std::string file) {
+  Frame frame{1, std::move(function), std::move(module), 1, std::move(file), 10};
+  frame.kind = "inlined";
+  return frame;
+}
+
 TEST(FunctionName, ShortNamesReadTemplateArgumentsAsNesting) {
   // A std::map insertion, as libdw demangled it in a real program: the return type in front, and
   // "::", "<" and spaces inside the template arguments.
@@ -73,18 +80,12 @@ TEST(FunctionName, QualifiedNamesLeaveTheReturnTypeAndParametersOut) {
   EXPECT_FALSE(is_allocation_plumbing(Frame{1, "std::vector<int, std::allocator<int> > load<int>(int)", "app", 1, "/src/app.cc", 9}));
   EXPECT_TRUE(is_allocation_plumbing(Frame{2, "void std::vector<int, std::allocator<int> >::_M_realloc_insert<int const&>(int const&)", "app", 2, "/usr/include/c++/12/bits/vector.tcc", 9}));
   // Inlined library code that GCC's debug info names without its scope is told by its header.
-  Frame allocate{4, "allocate", "app", 4, "/usr/include/c++/12/bits/new_allocator.h", 137};
-  allocate.kind = "inlined";
-  EXPECT_TRUE(is_allocation_plumbing(allocate));
-  Frame json{6, "nlohmann::json_abi_v3_11_2::basic_json<>::operator[](char const*)", "app", 6, "/usr/include/nlohmann/json.hpp", 2120};
-  json.kind = "inlined";
-  EXPECT_TRUE(is_allocation_plumbing(json));
-  Frame agent{7, "void* (anonymous namespace)::forward_new<>(std::atomic<void*>&, unsigned long)", "libtleak_preload.so", 7, "/src/agent/src/interpose_new.cc", 45};
-  agent.kind = "inlined";
-  EXPECT_TRUE(is_allocation_plumbing(agent));
-  Frame own_inlined{5, "load_rows", "app", 5, "/src/app/include/rows.h", 12};
-  own_inlined.kind = "inlined";
-  EXPECT_FALSE(is_allocation_plumbing(own_inlined));
+  EXPECT_TRUE(is_allocation_plumbing(inlined("allocate", "app", "/usr/include/c++/12/bits/new_allocator.h")));
+  EXPECT_TRUE(is_allocation_plumbing(
+      inlined("nlohmann::json_abi_v3_11_2::basic_json<>::operator[](char const*)", "app", "/usr/include/nlohmann/json.hpp")));
+  EXPECT_TRUE(is_allocation_plumbing(inlined("void* (anonymous namespace)::forward_new<>(std::atomic<void*>&, unsigned long)",
+                                             "libtleak_preload.so", "/src/agent/src/interpose_new.cc")));
+  EXPECT_FALSE(is_allocation_plumbing(inlined("load_rows", "app", "/src/app/include/rows.h")));
 }
 
 }  // namespace

@@ -57,10 +57,8 @@ class Symbolizer {
   // `return_address` is as captured: the instruction after a call. The call itself is looked up.
   const Frame& symbolize(std::uintptr_t return_address);
   std::vector<Frame> symbolize(std::span<const std::uintptr_t> return_addresses);
-  // The functions the compiler inlined at `return_address`, as its debug info says, innermost
-  // first: frames of kind "inlined" that go before symbolize()'s frame in a stack.
-  std::span<const Frame> inlined_at(std::uintptr_t return_address);
-  // Appends what `return_address` stands for in a stack: the frames inlined there, then its own.
+  // Appends what `return_address` stands for in a stack: the functions the compiler inlined there,
+  // as its debug info says, innermost first (frames of kind "inlined"), then symbolize()'s frame.
   void append_frames(std::uintptr_t return_address, std::vector<Frame>& stack);
 
  private:

@@ -166,7 +166,8 @@ std::string site_label(const std::vector<Frame>& frames, const std::string& focu
 // The last component of a path: how reports name a source file or a program.
 std::string_view file_name(std::string_view path);
 // Frames that are allocation plumbing (the C and C++ runtimes' allocating functions, std::,
-// tleak's allocators), not the code that asked for memory.
+// tleak's allocators and agent, library code inlined from the system's headers), not the code
+// that asked for memory.
 bool is_allocation_plumbing(const Frame& frame);
 // Index of the frame the label names: the first outside allocation plumbing and tleak's runtime.
 std::size_t user_frame_index(const std::vector<Frame>& frames, const std::string& focus = "");
