@@ -651,6 +651,44 @@ TEST_F(ProgramRun, InlinedAllocationsAreAtTheirFunctionsOwnLine) {
   EXPECT_EQ(lines[2 * (own - 1)], "grow_rows");
 }
 
+// A report written before tleak named inlined frames (`95f9ad1`), of the same program, diffed
+// against today's (a baseline kept by `tleak check --baseline`): its C++ sites had no inlined frames,
+// and their physical frame's line was the inlined code's own. Every site matches its own.
+TEST_F(ProgramRun, AReportWithoutInlinedFramesDiffsAgainstOneWithThem) {
+  inlined_rows_growing({});
+  Json older = report_;
+  std::size_t rewritten = 0;
+  for (Json& site : older["sites"]) {
+    Json frames = Json::array();
+    std::vector<const Json*> inlined;
+    for (const Json& f : site["frames"]) {
+      if (f["kind"] == "inlined") {
+        inlined.push_back(&f);
+        continue;
+      }
+      Json physical = f;
+      if (!inlined.empty()) {
+        // The line libdw gives the address without inlined frames: the innermost inlined code's.
+        physical["file"] = (*inlined.front())["file"];
+        physical["line"] = (*inlined.front())["line"];
+        ++rewritten;
+      }
+      inlined.clear();
+      frames.push_back(physical);
+    }
+    site["frames"] = frames;
+  }
+  ASSERT_GT(rewritten, 0u) << "no inlined frames in " << report_["sites"].dump();
+  std::ofstream(path("older.json")) << older.dump();
+  const auto d = run_process(TLEAK_BINARY, {"diff", path("older.json"), path("report.json"), "--format", "json"});
+  ASSERT_EQ(d.exit_code, 0) << d.err;
+  const Json diff = Json::parse(d.out);
+  EXPECT_EQ(diff["counts"]["new"], 0) << d.out;
+  EXPECT_EQ(diff["counts"]["gone"], 0) << d.out;
+  EXPECT_EQ(diff["sites"].size(), report_["sites"].size()) << d.out;
+  for (const Json& s : diff["sites"]) EXPECT_EQ(s["status"], "unchanged") << s.dump();
+}
+
 // Two modules with debug info, each allocating in code inlined in its first compile unit: each
 // frame's inlined calls and own line come from its own module (the symbolizer's tables of a unit
 // had been keyed by the unit's offset, which both first units share).

@@ -1,6 +1,7 @@
 // How diff matches sites across two reports: by every frame's function, module, file name and
 // line; by function and module alone only for a site that is the only one of its kind left on each
-// side (its code moved); and sites merged by equal frames take the worst verdict.
+// side (its code moved), then likewise by the frames not inlined (a report without inlined frames);
+// and sites merged by equal frames take the worst verdict.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -11,17 +12,21 @@
 namespace tleak::diagnosis {
 namespace {
 
-SiteSummary site(const std::string& function, int line, const std::string& verdict, std::int64_t peak) {
-  const std::vector<Frame> frames = {Frame{1, function, "prog", 10, "/build/a/src/x.cc", line, "native"}};
+SiteSummary site_of(const std::vector<Frame>& frames, const std::string& label, const std::string& verdict,
+                    std::int64_t peak) {
   SiteSummary s;
   s.key = site_key(frames);
   s.loose_key = site_loose_key(frames);
-  s.label = function;
-  s.label += ':';
-  s.label += std::to_string(line);
+  s.physical_key = site_physical_key(frames);
+  s.label = label;
   s.verdict = verdict;
   s.peak_live_bytes = peak;
   return s;
+}
+
+SiteSummary site(const std::string& function, int line, const std::string& verdict, std::int64_t peak) {
+  return site_of({Frame{1, function, "prog", 10, "/build/a/src/x.cc", line, "native"}},
+                 function + ":" + std::to_string(line), verdict, peak);
 }
 
 ReportSummary report(std::vector<SiteSummary> sites) {
@@ -52,6 +57,58 @@ TEST(DiffMatching, ASiteWhoseLineMovedStillMatchesWhenAlone) {
                                       report({site("f", 12, "bounded", 1), site("f", 13, "bounded", 1)}), false);
   EXPECT_EQ(ambiguous.new_sites, 2u);
   EXPECT_EQ(ambiguous.gone_sites, 2u);
+}
+
+// A report of a tleak that named no inlined frames against one that does, of the same program: the
+// physical frame's line was the inlined code's own (libdw's innermost line at the address), and is
+// now the line where the function called the inlined code, after the inlined frames. Each site
+// matches its own, as long as it is alone on each side by the frames not inlined; two in one
+// function, told apart only by what was inlined, are not guessed at.
+TEST(DiffMatching, AReportWithoutInlinedFramesMatchesByTheFramesNotInlined) {
+  const auto native = [](const std::string& function, const std::string& file, int line) {
+    return Frame{1, function, "prog", 10, file, line, "native"};
+  };
+  const auto inlined = [](const std::string& function, const std::string& file, int line) {
+    return Frame{1, function, "prog", 10, file, line, "inlined"};
+  };
+  const Frame new_op{2, "operator new(unsigned long)", "libstdc++.so.6", 20, "", 0, "native"};
+  const Frame main_frame = native("main", "main.cc", 30);
+  const SiteSummary old_rows = site_of({new_op, native("grow_rows(int)", "new_allocator.h", 137), main_frame},
+                                       "operator new (libstdc++.so.6)", "bounded", 100);
+  const SiteSummary new_rows = site_of({new_op, inlined("allocate", "new_allocator.h", 137),
+                                        inlined("emplace_back<int>", "vector.tcc", 117),
+                                        native("grow_rows(int)", "rows.cc", 12), main_frame},
+                                       "grow_rows (rows.cc:12)", "growth", 400);
+  const SiteSummary old_load = site_of({new_op, native("load()", "basic_string.h", 225), main_frame},
+                                       "operator new (libstdc++.so.6)", "bounded", 50);
+  const SiteSummary new_load = site_of({new_op, inlined("_M_create", "basic_string.tcc", 140),
+                                        native("load()", "load.cc", 8), main_frame},
+                                       "load (load.cc:8)", "bounded", 50);
+  const Diff d = diff_reports(report({old_rows, old_load}), report({new_load, new_rows}), false);
+  ASSERT_EQ(d.sites.size(), 2u);
+  EXPECT_EQ(d.new_sites, 0u);
+  EXPECT_EQ(d.gone_sites, 0u);
+  for (const SiteDelta& s : d.sites) {
+    if (s.peak_live_a == 100) {
+      EXPECT_EQ(s.peak_live_b, 400);
+      EXPECT_EQ(s.verdict_b, "growth");
+      EXPECT_EQ(s.status, "changed");
+    } else {
+      EXPECT_EQ(s.peak_live_a, 50);
+      EXPECT_EQ(s.peak_live_b, 50);
+      EXPECT_EQ(s.status, "unchanged");
+    }
+  }
+  // Two sites in grow_rows on each side, apart only by their inlined calls: new and gone, not
+  // paired at random.
+  const SiteSummary new_other = site_of({new_op, inlined("_M_create", "basic_string.tcc", 140),
+                                         native("grow_rows(int)", "rows.cc", 15), main_frame},
+                                        "grow_rows (rows.cc:15)", "bounded", 10);
+  const SiteSummary old_other = site_of({new_op, native("grow_rows(int)", "basic_string.tcc", 140), main_frame},
+                                        "operator new (libstdc++.so.6)", "bounded", 10);
+  const Diff two = diff_reports(report({old_rows, old_other}), report({new_rows, new_other}), false);
+  EXPECT_EQ(two.new_sites, 2u);
+  EXPECT_EQ(two.gone_sites, 2u);
 }
 
 TEST(DiffMatching, MergedSitesTakeTheWorstVerdict) {

@@ -6,40 +6,8 @@ import flamegraph, { colorMapper } from "d3-flame-graph";
 import { bytes, byteRate, byteTicks, siteWeight, MEASURES, stepWords, WHOLE_STEPS } from "./report_model.js";
 import { reportFromPageData } from "./page_data.js";
 import { stackTree } from "./stack_tree.js";
+import { matchingKeys } from "./site_matching.js";
 import { el, figureList } from "./dom.js";
-
-// The key `tleak diff` matches sites by: function, module, file name and line of every frame.
-export function siteKey(site) {
-  return site.frames.map((f) => `${f.function || ""}|${f.module || ""}|${(f.file || "").split("/").pop()}:${f.line ?? 0}`).join("\n");
-}
-
-// Without lines: a site whose code moved between builds still matches on it when it is the only
-// site of its kind left unmatched on each side (as `tleak diff` does).
-function looseKey(site) {
-  return site.frames.map((f) => `${f.function || ""}|${f.module || ""}`).join("\n");
-}
-
-// A key per site that is equal for the sites `tleak diff` would match across the two runs.
-export function matchingKeys(a, b) {
-  const keys = new Map();
-  for (const site of [...a.sites, ...b.sites]) keys.set(site, siteKey(site));
-  const strictA = new Set(a.sites.map((s) => keys.get(s))), strictB = new Set(b.sites.map((s) => keys.get(s)));
-  const unmatchedA = a.sites.filter((s) => !strictB.has(keys.get(s)));
-  const unmatchedB = b.sites.filter((s) => !strictA.has(keys.get(s)));
-  const alone = (sites) => {
-    const byLoose = new Map();
-    for (const s of sites) byLoose.set(looseKey(s), [...(byLoose.get(looseKey(s)) || []), s]);
-    return byLoose;
-  };
-  const looseA = alone(unmatchedA), looseB = alone(unmatchedB);
-  for (const [loose, sitesA] of looseA) {
-    const sitesB = looseB.get(loose);
-    if (sitesA.length !== 1 || !sitesB || sitesB.length !== 1) continue;
-    keys.set(sitesA[0], `moved\n${loose}`);
-    keys.set(sitesB[0], `moved\n${loose}`);
-  }
-  return keys;
-}
 
 // One tree of stacks: widths from the second run (the first's for a site that is gone), and each
 // site's change of the measure as the delta of its innermost frame. A site one run does not list,

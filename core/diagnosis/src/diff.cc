@@ -116,6 +116,14 @@ std::string site_loose_key(const std::vector<Frame>& frames) {
   return key;
 }
 
+std::string site_physical_key(const std::vector<Frame>& frames) {
+  std::string key;
+  for (const Frame& f : frames) {
+    if (f.kind != "inlined") append_frame_loose_key(key, f.function, f.module);
+  }
+  return key;
+}
+
 std::vector<Regression> Diff::regressions() const {
   std::vector<Regression> all;
   for (const SiteDelta& s : sites) all.insert(all.end(), s.regressions.begin(), s.regressions.end());
@@ -159,8 +167,10 @@ Diff diff_reports(const ReportSummary& a, const ReportSummary& b, bool force) {
     (side_b ? d.retained_peak_b : d.retained_peak_a) += s.retained_peak_bytes;
   };
   for (const SiteSummary& s : a.sites) add_to(slot(s), s, false);
-  // B's sites by exact frames first; what is left matches an A site by frames without lines when
-  // each is the only one of its kind left on its side (the code moved); else it is new.
+  // One of the A sites of each delta A made (they share their keys: equal frames).
+  std::vector<const SiteSummary*> a_site(diff.sites.size(), nullptr);
+  for (const SiteSummary& s : a.sites) a_site[index.at(s.key)] = &s;
+  // B's sites by exact frames first.
   std::vector<const SiteSummary*> unmatched_b;
   for (const SiteSummary& s : b.sites) {
     const auto it = index.find(s.key);
@@ -170,26 +180,35 @@ Diff diff_reports(const ReportSummary& a, const ReportSummary& b, bool force) {
       unmatched_b.push_back(&s);
     }
   }
-  std::unordered_map<std::string_view, std::vector<std::size_t>> a_alone;  // loose key -> A-only deltas
-  std::unordered_map<std::string_view, std::vector<const SiteSummary*>> b_alone;
-  std::unordered_map<std::string_view, std::string_view> loose_of_key;
-  for (const SiteSummary& s : a.sites) loose_of_key.emplace(s.key, s.loose_key);
-  for (const auto& [key, position] : index) {
-    if (diff.sites[position].verdict_b.empty()) a_alone[loose_of_key[key]].push_back(position);
-  }
-  for (const SiteSummary* s : unmatched_b) b_alone[s->loose_key].push_back(s);
-  for (const SiteSummary* s : unmatched_b) {
-    const auto candidates = a_alone.find(s->loose_key);
-    if (candidates != a_alone.end() && candidates->second.size() == 1 && b_alone[s->loose_key].size() == 1) {
-      add_to(diff.sites[candidates->second.front()], *s, true);
-    } else {
-      auto [it, fresh] = index.try_emplace(s->key, diff.sites.size());
-      if (fresh) {
-        diff.sites.emplace_back();
-        diff.sites.back().label = s->label;
-      }
-      add_to(diff.sites[it->second], *s, true);
+  // What is left matches, pass by pass, an A site left alone when each is the only one of its kind
+  // left on its side: by frames without lines (the code moved), then by the frames not inlined (a
+  // report written before tleak named inlined frames, or a build that inlined other calls). Else
+  // it is new.
+  for (std::string SiteSummary::*key : {&SiteSummary::loose_key, &SiteSummary::physical_key}) {
+    std::unordered_map<std::string_view, std::vector<std::size_t>> a_alone;  // key -> A-only deltas
+    for (std::size_t position = 0; position < a_site.size(); ++position) {
+      if (diff.sites[position].verdict_b.empty()) a_alone[a_site[position]->*key].push_back(position);
     }
+    std::unordered_map<std::string_view, std::size_t> b_alone;
+    for (const SiteSummary* s : unmatched_b) ++b_alone[s->*key];
+    std::vector<const SiteSummary*> still_unmatched;
+    for (const SiteSummary* s : unmatched_b) {
+      const auto candidates = a_alone.find(s->*key);
+      if (candidates != a_alone.end() && candidates->second.size() == 1 && b_alone[s->*key] == 1) {
+        add_to(diff.sites[candidates->second.front()], *s, true);
+      } else {
+        still_unmatched.push_back(s);
+      }
+    }
+    unmatched_b = std::move(still_unmatched);
+  }
+  for (const SiteSummary* s : unmatched_b) {
+    auto [it, fresh] = index.try_emplace(s->key, diff.sites.size());
+    if (fresh) {
+      diff.sites.emplace_back();
+      diff.sites.back().label = s->label;
+    }
+    add_to(diff.sites[it->second], *s, true);
   }
   diff.listed_a = {a.sites.size(), a.unlisted_sites, a.unlisted_largest_peak};
   diff.listed_b = {b.sites.size(), b.unlisted_sites, b.unlisted_largest_peak};

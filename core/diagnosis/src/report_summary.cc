@@ -99,8 +99,8 @@ ReportSummary summarize(const Report& r) {
                   step_words(r.run)};
   s.sites.reserve(r.sites.size());
   for (const SiteReport& site : r.sites) {
-    s.sites.push_back({site_key(site.frames), site_loose_key(site.frames), site.label, site.verdict,
-                       site.peak_live_bytes, site.final_live_bytes, site.leaked_bytes,
+    s.sites.push_back({site_key(site.frames), site_loose_key(site.frames), site_physical_key(site.frames), site.label,
+                       site.verdict, site.peak_live_bytes, site.final_live_bytes, site.leaked_bytes,
                        site.growth.slope_bytes_per_iteration, site.retained.peak_dead_bytes});
   }
   s.retained_measured = r.total_retained.measured;
@@ -166,6 +166,7 @@ ReportSummary read_report_summary(const std::string& path) {
         const std::string_view function = text(frame, "function", where), module = text(frame, "module", where);
         append_frame_key(out.key, function, module, text(frame, "file", where), integer(frame, "line", where));
         append_frame_loose_key(out.loose_key, function, module);
+        if (text(frame, "kind", where) != "inlined") append_frame_loose_key(out.physical_key, function, module);
       }
       out.label = text(site, "label", where);
       out.verdict = text(site, "verdict", where);

@@ -92,6 +92,9 @@ std::string site_key(const std::vector<Frame>& frames);
 // The same without lines: two sites that differ only in lines match on it when each is alone
 // (the code moved between builds).
 std::string site_loose_key(const std::vector<Frame>& frames);
+// The loose key of the frames not inlined ("inlined": a function the compiler put into the next
+// frame): a site matches on it, when alone, a report without inlined frames.
+std::string site_physical_key(const std::vector<Frame>& frames);
 // One frame's part of each key (file name without directories: builds differ in where).
 void append_frame_key(std::string& key, std::string_view function, std::string_view module, std::string_view file,
                       std::int64_t line);

@@ -17,6 +17,9 @@ namespace tleak::diagnosis {
 struct SiteSummary {
   std::string key;        // site_key(frames): function, module, file name and line of every frame
   std::string loose_key;  // site_loose_key(frames): without lines, for code that moved
+  // site_physical_key(frames): the loose key of the frames that are not inlined, for a report that
+  // names no inlined frames (a tleak before them) or a build that inlined other calls
+  std::string physical_key;
   std::string label;
   std::string verdict;
   std::int64_t peak_live_bytes = 0;
