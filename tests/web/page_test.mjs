@@ -59,6 +59,16 @@ async function open(html) {
   return { page, errors, requests };
 }
 
+// The page fits its window's width: nothing, the sites table included, makes it scroll sideways.
+async function assertFitsWidth(page) {
+  const { scroll, client, wide } = await page.evaluate(() => ({
+    scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth,
+    wide: [...document.querySelectorAll("body *")].filter((e) => e.getBoundingClientRect().right > document.documentElement.clientWidth + 1)
+      .slice(0, 5).map((e) => `${e.tagName}#${e.id}.${e.className}`),
+  }));
+  assert.ok(scroll <= client, `the page is ${scroll} px wide in a window of ${client} px: ${wide}`);
+}
+
 for (const [scenario, variant] of [["append-loop", "leaky"], ["custom-op-scratch", "leaky"], ["constant-list", "leaky"], ["clean-loop", "fixed"]]) {
   const { report, html } = page_for(scenario, variant);
   await check(`${scenario} ${variant}`, async () => {
@@ -110,6 +120,7 @@ for (const [scenario, variant] of [["append-loop", "leaky"], ["custom-op-scratch
     await page.select("#filter-verdict", report.summary.verdict);
     const shown = await page.$$eval("#sites-body tr", (rows) => rows.length);
     assert.equal(shown, report.sites.filter((s) => s.verdict === report.summary.verdict).length);
+    await assertFitsWidth(page);
     await page.screenshot({ path: path.join(outDir, `${scenario}-${variant}.png`), fullPage: true });
     assert.deepEqual(errors, [], "console errors");
     assert.deepEqual(requests, [], "requests beyond the page");
@@ -159,8 +170,19 @@ if (growthProgram) {
     assert.ok(totals.includes("dead-but-held peaknot measured (no uses seen: tleak does not see a program's)"), totals);
     assert.ok(!totals.includes("reserved"), totals);  // the C library's reserve is not seen
     assert.ok(totals.indexOf("leaked") < totals.indexOf("reachable at exit"), totals);
+    // Nor does its sites table have columns for them, which would be blank in every row.
+    const headers = await page.$$eval("#sites-head th", (ths) => ths.map((t) => t.textContent));
+    assert.deepEqual(headers, ["verdict", "site", "reason", "allocator", "leaked", "growth / iteration", "peak"]);
     // Its growing site is most of the total: both drawn from the start.
     assert.equal(await page.$eval("#timeline-note", (e) => e.textContent), "");
+    await assertFitsWidth(page);
+    // In a narrower window too: the site and reason are cut short (whole in their tooltips).
+    await page.setViewport({ width: 900, height: 900 });
+    await assertFitsWidth(page);
+    const reason = await page.$eval("#sites-body tr td.text-reason", (td) => ({ title: td.title, text: td.textContent, cut: td.scrollWidth > td.clientWidth }));
+    assert.equal(reason.title, reason.text);
+    assert.ok(reason.cut, "a growing site's reason fits 900 px whole: the test no longer shows a cut");
+    await page.setViewport({ width: 1280, height: 900 });
     await page.screenshot({ path: path.join(outDir, "program.png"), fullPage: true });
     assert.deepEqual(errors, [], "console errors");
     assert.deepEqual(requests, [], "requests beyond the page");
@@ -200,8 +222,9 @@ if (growthProgram) {
     // Sorting by another column still works: by peak, a 1 MiB buffer comes first; by verdict again,
     // the worst.
     const headers = await page.$$("#sites-head th");
-    await headers[8].click();
-    assert.equal((await firstRow())[8], "1.0 MiB");
+    const peak = (await page.$$eval("#sites-head th", (ths) => ths.map((t) => t.textContent))).indexOf("peak");
+    await headers[peak].click();
+    assert.equal((await firstRow())[peak], "1.0 MiB");
     await headers[0].click();
     assert.equal((await firstRow())[0], "growth");
     assert.deepEqual(errors, [], "console errors");

@@ -164,11 +164,18 @@ const columns = [
   ["allocator", (s) => s.allocator, (s) => s.allocator],
   ["leaked", (s) => s.leaked_bytes, (s) => bytes(s.leaked_bytes)],
   [`growth / ${words.per}`, (s) => (s.verdict === "growth" ? s.growth.slope_bytes_per_iteration : 0), (s) => (s.verdict === "growth" ? byteRate(s.growth.slope_bytes_per_iteration, words) : "")],
-  ["dead-held peak", (s) => s.retained.peak_dead_bytes, (s) => (s.retained.measured ? bytes(s.retained.peak_dead_bytes) : "")],
-  [`drag (${words.many})`, (s) => s.retained.drag_iterations_max, (s) => (s.retained.measured ? s.retained.drag_iterations_max : "")],
+  // A program's report measures no dead-but-held bytes (tleak sees no uses of its blocks): no
+  // columns of blanks.
+  ...(!report || report.total_retained.measured ? [
+    ["dead-held peak", (s) => s.retained.peak_dead_bytes, (s) => (s.retained.measured ? bytes(s.retained.peak_dead_bytes) : "")],
+    [`drag (${words.many})`, (s) => s.retained.drag_iterations_max, (s) => (s.retained.measured ? s.retained.drag_iterations_max : "")],
+  ] : []),
   ["peak", (s) => s.peak_live_bytes, (s) => bytes(s.peak_live_bytes)],
 ];
 const tableState = { sort: 0, descending: true };
+// The columns of text, which share what the figures leave of the page's width and are cut short
+// (the whole text in their tooltip) rather than push the table past it.
+const wideColumn = (name) => (name === "site" || name === "reason" ? `text-${name}` : undefined);
 
 function sitesTable() {
   const verdicts = ["all", "leak", "growth", "retained", "bounded"];
@@ -177,6 +184,7 @@ function sitesTable() {
   $("filter-allocator").replaceChildren(...allocators.map((v) => el("option", { value: v }, v)));
   for (const id of ["filter-verdict", "filter-allocator", "filter-text"]) $(id).addEventListener("input", renderRows);
   $("sites-head").replaceChildren(el("tr", {}, ...columns.map(([name], i) => el("th", {
+    ...(wideColumn(name) ? { class: wideColumn(name) } : {}),
     onclick: () => {
       tableState.descending = tableState.sort === i ? !tableState.descending : i === 0 || i > 3;  // worst, largest first
       tableState.sort = i;
@@ -199,7 +207,7 @@ function renderRows() {
     return tableState.descending ? -order : order;
   });
   $("sites-body").replaceChildren(...rows.slice(0, kShownRows).map((s) => el("tr", { class: `row verdict-${s.verdict}`, "data-site": s.id, onclick: () => detail(s) },
-    ...columns.map(([name, , show]) => el("td", name === "reason" || name === "site" ? { title: show(s) } : {}, show(s))))));
+    ...columns.map(([name, , show]) => el("td", wideColumn(name) ? { class: wideColumn(name), title: show(s) } : {}, show(s))))));
   $("sites-count").textContent = rows.length > kShownRows ? `showing ${kShownRows} of ${rows.length} sites` : `${rows.length} sites`;
   document.querySelectorAll("#sites-head th").forEach((th, i) => th.classList.toggle("sorted", i === tableState.sort));
 }
