@@ -144,6 +144,7 @@ for (const [scenario, variant] of [["append-loop", "leaky"], ["custom-op-scratch
     const fills = await page.$$eval("#diff-flame svg g.frame rect", (rs) => rs.map((r) => r.getAttribute("fill")));
     assert.ok(fills.length >= 2);
     assert.deepEqual([...new Set(fills)], ["rgb(220,220,220)"], "every frame unchanged");
+    await assertFitsWidth(page);
     assert.deepEqual(errors, [], "console errors");
     await page.close();
   });
@@ -341,6 +342,7 @@ if (growthProgram) {
     assert.ok(sentence.startsWith(`${diff.counts.regressions} regression(s)`), sentence);
     assert.equal(await page.$$eval("#diff-sites tbody tr", (rows) => rows.length), diff.sites.length);
     assert.equal(await page.$eval("#diff-sites tbody tr", (r) => r.classList.contains("regressed")), true);
+    await assertFitsWidth(page);
     assert.equal(await page.$eval("#diff-sites tbody tr td:nth-child(3)", (td) => td.textContent), "bounded → growth");
     const inked = await page.$eval("#diff-timeline canvas", (c) => {
       const d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;

@@ -106,12 +106,12 @@ export function renderDiff(data) {
   // Regressions come first (tleak diff's order); a diff of 100,000 sites draws the first rows only.
   const kShownRows = 500;
   const rows = diff.sites.slice(0, kShownRows).map((s) => el("tr", { class: `row status-${s.status}${s.regressions.length ? " regressed" : ""}` },
-    el("td", {}, statusText[s.status] ?? s.status), el("td", { title: s.label }, s.label),
+    el("td", {}, statusText[s.status] ?? s.status), el("td", { class: "text-site", title: s.label }, s.label),
     el("td", {}, `${s.verdict.a || "-"} → ${s.verdict.b || "-"}`),
     el("td", {}, peakPair(s)), el("td", {}, pair(s.leaked_bytes)),
     el("td", {}, rates(s.growth_bytes_per_iteration)), el("td", {}, retainedPair(s.retained_peak_bytes, "-")),
     el("td", {}, s.regressions.map((r) => r.kind).join(", "))));
-  document.getElementById("diff-sites").replaceChildren(el("thead", {}, el("tr", {}, ...head.map((h) => el("th", {}, h)))), el("tbody", {}, ...rows));
+  document.getElementById("diff-sites").replaceChildren(el("thead", {}, el("tr", {}, ...head.map((h) => el("th", h === "site" ? { class: "text-site" } : {}, h)))), el("tbody", {}, ...rows));
   document.getElementById("diff-sites").before(el("p", { class: "hint", id: "diff-sites-count" },
     diff.sites.length > kShownRows ? `showing the first ${kShownRows} of ${diff.sites.length} sites` : `${diff.sites.length} sites`));
 
