@@ -302,5 +302,42 @@ TEST(ReportJson, FileTextIsTheSameDocumentAsToJson) {
   EXPECT_EQ(parsed["sites"][0]["frames"][0]["file"], "bad\xef\xbf\xbd\xef\xbf\xbdname.c");
 }
 
+// Frames at one address (the functions inlined there, then the one they were inlined into) are
+// written once for all the sites that share them: every site's frames still come out as its own,
+// whether it has the whole run, a run cut at either end, or a recursion's frames at one address.
+TEST(ReportJson, InlinedRunsSharedBySitesAreEachSitesOwn) {
+  Report r = sample_report();
+  const auto frame = [](std::uintptr_t address, const std::string& function, const std::string& kind) {
+    return Frame{address, function, "prog", address - 0x1000, "a.cc", static_cast<int>(address % 97), kind};
+  };
+  const Frame new_op = frame(0x1100, "operator new", "native"), main_frame = frame(0x1300, "main", "native");
+  const std::vector<Frame> whole = {new_op, frame(0x1200, "allocate", "inlined"), frame(0x1200, "emplace_back", "inlined"),
+                                    frame(0x1200, "grow", "native"), main_frame};
+  const std::vector<std::vector<Frame>> stacks = {
+      whole,
+      {frame(0x1200, "emplace_back", "inlined"), frame(0x1200, "grow", "native"), main_frame},  // cut before
+      {new_op, frame(0x1200, "allocate", "inlined")},                                        // cut after
+      whole,
+      {frame(0x1400, "recurse", "native"), frame(0x1400, "recurse", "native"), main_frame},
+      {new_op, frame(0x1200, "allocate", "inlined"), frame(0x1200, "emplace_back", "inlined"), frame(0x1200, "grow", "native")},
+  };
+  SiteReport base = r.sites[0];
+  r.sites.clear();
+  for (const auto& frames : stacks) {
+    r.sites.push_back(base);
+    r.sites.back().frames = frames;
+  }
+  const nlohmann::json parsed = nlohmann::json::parse(report_file_text(r));
+  EXPECT_EQ(parsed, to_json(r));
+  ASSERT_EQ(parsed["sites"].size(), stacks.size());
+  for (std::size_t i = 0; i < stacks.size(); ++i) {
+    ASSERT_EQ(parsed["sites"][i]["frames"].size(), stacks[i].size()) << i;
+    for (std::size_t k = 0; k < stacks[i].size(); ++k) {
+      EXPECT_EQ(parsed["sites"][i]["frames"][k]["function"], stacks[i][k].function) << i << " " << k;
+      EXPECT_EQ(parsed["sites"][i]["frames"][k]["kind"], stacks[i][k].kind) << i << " " << k;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tleak::diagnosis

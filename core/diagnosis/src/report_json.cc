@@ -226,11 +226,25 @@ class ObjectWriter {
   bool first_ = true;
 };
 
+// The JSON of the frames at one address: the functions inlined there, innermost first, then the
+// one they were inlined into (Symbolizer::append_frames gives every address all of them).
+struct FrameRunText {
+  std::string text;
+  std::size_t frames = 0;
+};
+
+// Where the run of frames at frames[i]'s address ends (its last frame: the first not inlined).
+std::size_t run_end(const std::vector<Frame>& frames, std::size_t i) {
+  std::size_t end = i;
+  while (end + 1 < frames.size() && frames[end].kind == "inlined" && frames[end + 1].address == frames[i].address) ++end;
+  return end;
+}
+
 // A site's JSON written directly, members in nlohmann's (sorted) order: a program's report holds a
 // thousand sites, and building each as a tree of JSON nodes to dump it cost more than the text.
-// Frames shared by many sites are written once.
+// Frames shared by many sites are written once, each address's run of them together.
 void append_site(std::string& out, const SiteReport& site, int indent,
-                 std::unordered_map<std::uintptr_t, std::string>& frame_text) {
+                 std::unordered_map<std::uintptr_t, FrameRunText>& frame_text) {
   ObjectWriter o(out, indent, 0);
   o.integer("allocations", site.allocations);
   o.text("allocator", site.allocator);
@@ -241,14 +255,29 @@ void append_site(std::string& out, const SiteReport& site, int indent,
   for (std::size_t i = 0; i < site.frames.size(); ++i) {
     if (i > 0) frames += ',';
     const Frame& f = site.frames[i];
-    // An inlined frame shares its address with the frames of its chain: written out each time.
-    if (f.address == 0 || f.kind == "inlined") {
+    if (f.address == 0) {
       append_frame(frames, f);
       continue;
     }
+    const std::size_t end = run_end(site.frames, i);
     auto [it, fresh] = frame_text.try_emplace(f.address);
-    if (fresh) append_frame(it->second, f);
-    frames += it->second;
+    if (fresh) {
+      for (std::size_t k = i; k <= end; ++k) {
+        if (k > i) it->second.text += ',';
+        append_frame(it->second.text, site.frames[k]);
+      }
+      it->second.frames = end - i + 1;
+    }
+    if (it->second.frames != end - i + 1) {
+      // Not the run the address had before (a stack cut within it): this site's own frames.
+      for (std::size_t k = i; k <= end; ++k) {
+        if (k > i) frames += ',';
+        append_frame(frames, site.frames[k]);
+      }
+    } else {
+      frames += it->second.text;
+    }
+    i = end;
   }
   frames += ']';
   o.integer("frees", site.frees);
@@ -322,7 +351,7 @@ std::string report_file_text(const Report& report) {
   out.reserve(room);
   out.append(text, 0, at);
   out += '[';
-  std::unordered_map<std::uintptr_t, std::string> frame_text;
+  std::unordered_map<std::uintptr_t, FrameRunText> frame_text;
   for (std::size_t i = 0; i < report.sites.size(); ++i) {
     if (i > 0) out += ',';
     append_site(out, report.sites[i], indent, frame_text);
