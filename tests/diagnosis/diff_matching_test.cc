@@ -57,6 +57,13 @@ TEST(DiffMatching, ASiteWhoseLineMovedStillMatchesWhenAlone) {
                                       report({site("f", 12, "bounded", 1), site("f", 13, "bounded", 1)}), false);
   EXPECT_EQ(ambiguous.new_sites, 2u);
   EXPECT_EQ(ambiguous.gone_sites, 2u);
+  // Two A sites with equal frames are one site of the diff: alone, it matches (the page's pairing
+  // does the same: tests/web/site_matching_test.mjs).
+  const Diff twins = diff_reports(report({site("f", 10, "bounded", 1), site("f", 10, "bounded", 2)}),
+                                  report({site("f", 12, "bounded", 3)}), false);
+  ASSERT_EQ(twins.sites.size(), 1u);
+  EXPECT_EQ(twins.sites[0].peak_live_a, 3);
+  EXPECT_EQ(twins.sites[0].status, "unchanged");
 }
 
 // A report of a tleak that named no inlined frames against one that does, of the same program: the

@@ -34,4 +34,10 @@ assert.ok(!bKeys.has(two.get(oldRows)) && !bKeys.has(two.get(oldOther)));
 const moved = matchingKeys({ sites: [site(frame("f", "x.cc", 10))] }, { sites: [site(frame("f", "x.cc", 14))] });
 assert.equal(moved.size, 2);
 assert.equal(new Set(moved.values()).size, 1);
+// Two sites of A with equal frames (tleak diff sums them into one) and one of B whose line moved:
+// paired, as tleak diff pairs them (DiffMatching.MergedSitesTakeTheWorstVerdict's merging).
+const twinA = site(frame("f", "x.cc", 10)), twinA2 = site(frame("f", "x.cc", 10)), movedB = site(frame("f", "x.cc", 12));
+const twins = matchingKeys({ sites: [twinA, twinA2] }, { sites: [movedB] });
+assert.equal(twins.get(twinA), twins.get(movedB));
+assert.equal(twins.get(twinA2), twins.get(movedB));
 console.log("site_matching: all passed");

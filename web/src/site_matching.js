@@ -35,10 +35,12 @@ export function matchingKeys(a, b) {
     const matched = new Set();
     for (const [key, sitesA] of groupsA) {
       const sitesB = groupsB.get(key);
-      if (sitesA.length !== 1 || !sitesB || sitesB.length !== 1) continue;
-      keys.set(sitesA[0], `${pass}\n${key}`);
-      keys.set(sitesB[0], `${pass}\n${key}`);
-      matched.add(sitesA[0]).add(sitesB[0]);
+      // A's sites with equal frames are one site of the diff (`tleak diff` sums them); B's are not.
+      if (new Set(sitesA.map((s) => siteKey(s))).size !== 1 || !sitesB || sitesB.length !== 1) continue;
+      for (const s of [...sitesA, sitesB[0]]) {
+        keys.set(s, `${pass}\n${key}`);
+        matched.add(s);
+      }
     }
     unmatchedA = unmatchedA.filter((s) => !matched.has(s));
     unmatchedB = unmatchedB.filter((s) => !matched.has(s));
