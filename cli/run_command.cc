@@ -15,6 +15,7 @@
 #include "program_args.h"
 #include "scenario_lookup.h"
 #include "tleak/diagnosis/atomic_file.h"
+#include "tleak/diagnosis/interruption.h"
 #include "tleak/diagnosis/memcheck_run.h"
 #include "tleak/diagnosis/program_session.h"
 #include "tleak/diagnosis/report_json.h"
@@ -305,6 +306,15 @@ Command add_run_command(CLI::App& app) {
       std::string private_dir = (std::filesystem::temp_directory_path() / "tleak-memcheck-XXXXXX").string();
       if (mkdtemp(private_dir.data()) == nullptr) throw UsageError("--valgrind: cannot create a private temporary directory");
       const std::string log = private_dir + "/memcheck.log";
+      // An interruption removes both (a run that ends keeps the log there, without --output).
+      struct Registered {
+        int log, directory;
+        ~Registered() {
+          diagnosis::forget_on_interrupt(log);
+          diagnosis::forget_on_interrupt(directory);
+        }
+      } registered{diagnosis::remove_on_interrupt(log.c_str(), false),
+                   diagnosis::remove_on_interrupt(private_dir.c_str(), true)};
       try {
         if (!args->output.empty()) diagnosis::check_writable(args->output + ".memcheck.log");
         report = diagnosis::run_under_memcheck(std::filesystem::read_symlink("/proc/self/exe").string(), child_arguments(*args), TLEAK_VALGRIND_SUPPRESSIONS, log);

@@ -372,17 +372,22 @@ TEST(RunValgrind, LogBesideTheOutputEvenWithPercentInItsName) {
 namespace tleak {
 namespace {
 
-// SIGTERM to tleak --valgrind: memcheck is not left running, and no report (or part of one) is left.
+// SIGTERM to tleak --valgrind: memcheck is not left running, and no report (or part of one) is
+// left, nor any of the run's temporary files (the child's report, memcheck's log and its private
+// directory, all in TMPDIR: once left behind at each interruption).
 TEST(RunInterrupted, ValgrindChildEndsWithTleakAndNothingIsLeftBehind) {
   const std::filesystem::path dir =
       std::filesystem::temp_directory_path() / ("tleak-interrupt-test-" + std::to_string(getpid()));
+  const std::filesystem::path tmp = dir.string() + "-tmp";
   std::filesystem::create_directories(dir);
+  std::filesystem::create_directories(tmp);
   const std::string output = (dir / "r.json").string();
   const pid_t tleak = fork();
   if (tleak == 0) {
     const int null = open("/dev/null", O_WRONLY);
     dup2(null, STDOUT_FILENO);
     dup2(null, STDERR_FILENO);
+    setenv("TMPDIR", tmp.c_str(), 1);
     execl(TLEAK_BINARY, TLEAK_BINARY, "run", "jit-warmup-cache", "--valgrind", "-o", output.c_str(),
           static_cast<char*>(nullptr));
     _exit(127);
@@ -399,14 +404,20 @@ TEST(RunInterrupted, ValgrindChildEndsWithTleakAndNothingIsLeftBehind) {
   int status = 0;
   waitpid(tleak, &status, 0);
   EXPECT_TRUE(WIFSIGNALED(status));
+  // Memcheck ends the run it was given the signal in with its leak check (seconds, with the rest of
+  // the suite running beside it).
   bool gone = false;
-  for (int i = 0; i < 100 && !gone; ++i) {
+  for (int i = 0; i < 600 && !gone; ++i) {
     gone = kill(memcheck, 0) != 0;
     if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   EXPECT_TRUE(gone);
   EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir), {}), 0);
+  std::vector<std::string> left;
+  for (const auto& entry : std::filesystem::directory_iterator(tmp)) left.push_back(entry.path().filename().string());
+  EXPECT_TRUE(left.empty()) << "left in TMPDIR: " << ::testing::PrintToString(left);
   std::filesystem::remove_all(dir);
+  std::filesystem::remove_all(tmp);
 }
 
 }  // namespace

@@ -78,11 +78,15 @@ std::string escape_percent(const std::string& path) {
 Report run_under_memcheck(const std::string& self, const std::vector<std::string>& run_args,
                           const std::string& suppressions, const std::string& log_path) {
   const std::string valgrind = find_valgrind();
-  char report_template[] = "/tmp/tleak-memcheck-XXXXXX";
-  const int fd = mkstemp(report_template);
+  std::string report_path = (std::filesystem::temp_directory_path() / "tleak-memcheck-XXXXXX").string();
+  const int fd = mkstemp(report_path.data());
   if (fd < 0) throw MemcheckError("--valgrind: cannot create a temporary file for the child's report");
   close(fd);
-  const std::string report_path = report_template;
+  // An interruption removes it (the child's own temporary file the child removes itself).
+  struct Registered {
+    int handle;
+    ~Registered() { forget_on_interrupt(handle); }
+  } registered{remove_on_interrupt(report_path.c_str(), false)};
 
   std::vector<std::string> args = {valgrind, "--tool=memcheck", "--leak-check=full", "--show-leak-kinds=definite,indirect,possible",
                                    "--suppressions=" + suppressions, "--log-file=" + escape_percent(log_path), self, "run"};
