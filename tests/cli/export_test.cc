@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "../support/scratch_dir.h"
 #include "../support/tleak_cli.h"
 
 namespace tleak {
@@ -24,12 +25,8 @@ using testing::expect_refused;
 
 
 const std::filesystem::path& work_dir() {
-  static const std::filesystem::path dir = [] {
-    auto d = std::filesystem::temp_directory_path() / ("tleak-export-" + std::to_string(getpid()));
-    std::filesystem::create_directories(d);
-    return d;
-  }();
-  return dir;
+  static const testing::ScratchDir dir("tleak-export-");
+  return dir.path();
 }
 
 // The measure's total as the report states it, computed here from the report's own fields.

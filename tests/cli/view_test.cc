@@ -10,6 +10,7 @@
 #include <string>
 #include <unistd.h>
 
+#include "../support/scratch_dir.h"
 #include "../support/tleak_cli.h"
 
 namespace tleak {
@@ -20,13 +21,9 @@ using testing::ProcessResult;
 using testing::expect_refused;
 using testing::tleak;
 
-std::filesystem::path work_dir() {
-  static const std::filesystem::path dir = [] {
-    auto d = std::filesystem::temp_directory_path() / ("tleak-view-test-" + std::to_string(::getpid()));
-    std::filesystem::create_directories(d);
-    return d;
-  }();
-  return dir;
+const std::filesystem::path& work_dir() {
+  static const testing::ScratchDir dir("tleak-view-test-");
+  return dir.path();
 }
 
 std::string read(const std::filesystem::path& p) {
