@@ -210,6 +210,12 @@ int run_program_command(const RunArgs& args) {
   return program.exit_signal || program.exit_status.value_or(0) != 0 ? kExitProgramFailed : kExitClean;
 }
 
+// A directory of tleak's own, removed unless something is in it.
+void remove_if_empty(const std::string& directory) {
+  std::error_code ignored;
+  std::filesystem::remove(directory, ignored);
+}
+
 }  // namespace
 
 Command add_run_command(CLI::App& app) {
@@ -330,8 +336,10 @@ Command add_run_command(CLI::App& app) {
           std::filesystem::remove_all(private_dir, ec);
         }
       } catch (const diagnosis::MemcheckError& e) {
+        remove_if_empty(private_dir);  // memcheck never ran; else its log, which the error names, stays
         throw UsageError(e.what());
       } catch (const diagnosis::FileError& e) {
+        remove_if_empty(private_dir);
         throw UsageError(std::string("--valgrind: ") + e.what());
       }
     } else {

@@ -224,11 +224,15 @@ TEST(RunCommand, ProgressLineOnlyWhenStderrIsATerminal) {
   EXPECT_EQ(piped.err, "");
 }
 
+// ... and leaves no directory for memcheck's log behind (it had left an empty one in TMPDIR).
 TEST(RunCommand, ValgrindOptionSaysHowToInstallValgrindWhenMissing) {
-  const ProcessResult r = run_process("/usr/bin/env", {"PATH=/nonexistent", TLEAK_BINARY, "run", "clean-loop", "--valgrind"});
+  TempDir tmp;
+  const ProcessResult r = run_process("/usr/bin/env", {"PATH=/nonexistent", "TMPDIR=" + tmp.file(""), TLEAK_BINARY,
+                                                       "run", "clean-loop", "--valgrind"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--valgrind: valgrind is not installed (on Debian: apt-get install valgrind)"), std::string::npos) << r.err;
   EXPECT_EQ(r.out, "");
+  EXPECT_EQ(tmp.entries(), 0u);
 }
 
 TEST(RunCommand, OutputIntoADirectoryIsRefusedBeforeRunning) {
