@@ -18,13 +18,12 @@
 
 namespace {
 
-// SIGINT/SIGTERM: remove the report being written, pass the signal to the child tleak waits for
-// and remove that child's files, then end as the signal asks. (A program run handles these itself:
-// its report is still written.)
+// SIGINT/SIGTERM: pass the signal to the child tleak waits for, remove the files that exist only
+// while tleak works (the report being written, the child's), then end as the signal asks. (A
+// program run handles these itself: its report is still written.)
 void on_interrupt(int signal) {
-  if (const char* temp = tleak::diagnosis::temporary_file()) unlink(temp);
   if (const pid_t child = tleak::diagnosis::waited_child(); child > 0) kill(child, signal);
-  tleak::diagnosis::remove_leftovers();
+  tleak::diagnosis::remove_registered_files();
   ::signal(signal, SIG_DFL);
   raise(signal);
 }

@@ -313,14 +313,8 @@ Command add_run_command(CLI::App& app) {
       if (mkdtemp(private_dir.data()) == nullptr) throw UsageError("--valgrind: cannot create a private temporary directory");
       const std::string log = private_dir + "/memcheck.log";
       // An interruption removes both (a run that ends keeps the log there, without --output).
-      struct Registered {
-        int log, directory;
-        ~Registered() {
-          diagnosis::forget_on_interrupt(log);
-          diagnosis::forget_on_interrupt(directory);
-        }
-      } registered{diagnosis::remove_on_interrupt(log.c_str(), false),
-                   diagnosis::remove_on_interrupt(private_dir.c_str(), true)};
+      const diagnosis::RemovedOnInterrupt log_removed(log, diagnosis::RemovedOnInterrupt::Kind::kFile);
+      const diagnosis::RemovedOnInterrupt dir_removed(private_dir, diagnosis::RemovedOnInterrupt::Kind::kDirectory);
       try {
         if (!args->output.empty()) diagnosis::check_writable(args->output + ".memcheck.log");
         report = diagnosis::run_under_memcheck(std::filesystem::read_symlink("/proc/self/exe").string(), child_arguments(*args), TLEAK_VALGRIND_SUPPRESSIONS, log);

@@ -102,10 +102,7 @@ void write_file_atomically(const std::string& given, const std::string& contents
   std::string temp = path + ".tmp.XXXXXX";
   const int fd = mkstemp(temp.data());
   if (fd < 0) throw FileError(path + ": cannot create a temporary file: " + std::strerror(errno));
-  set_temporary_file(temp.c_str());  // an interruption from here on removes it
-  struct Forget {
-    ~Forget() { set_temporary_file(nullptr); }
-  } forget;
+  const RemovedOnInterrupt removed_on_interrupt(temp, RemovedOnInterrupt::Kind::kFile);
   try {
     write_all(fd, contents, path);
   } catch (...) {

@@ -8,54 +8,44 @@
 namespace tleak::diagnosis {
 namespace {
 
-char g_temporary[4096];
-std::atomic<bool> g_has_temporary{false};
 std::atomic<pid_t> g_child{0};
 
-// A leftover's slot: free, being written (not yet to be removed), a file or a directory.
-enum Leftover : int { kFree = 0, kWriting = 1, kFile = 2, kDirectory = 3 };
-char g_leftover_paths[kMaxLeftovers][4096];
-std::atomic<int> g_leftover_kinds[kMaxLeftovers];
+// A slot of the table: free, being written (not yet to be removed), a file or a directory.
+enum Slot : int { kFree = 0, kWriting = 1, kFile = 2, kDirectory = 3 };
+constexpr int kSlots = RemovedOnInterrupt::kMaxRemovedOnInterrupt;
+char g_paths[kSlots][4096];
+std::atomic<int> g_kinds[kSlots];
 
 }  // namespace
-
-void set_temporary_file(const char* path) {
-  g_has_temporary.store(false);
-  if (path == nullptr || std::strlen(path) >= sizeof g_temporary) return;
-  std::strcpy(g_temporary, path);
-  g_has_temporary.store(true);
-}
-
-const char* temporary_file() { return g_has_temporary.load() ? g_temporary : nullptr; }
 
 void set_waited_child(pid_t pid) { g_child.store(pid); }
 pid_t waited_child() { return g_child.load(); }
 
-int remove_on_interrupt(const char* path, bool directory) {
-  if (path == nullptr || std::strlen(path) >= sizeof g_leftover_paths[0]) return -1;
-  for (int i = 0; i < kMaxLeftovers; ++i) {
+RemovedOnInterrupt::RemovedOnInterrupt(const std::string& path, Kind kind) : slot_(-1) {
+  if (path.size() >= sizeof g_paths[0]) return;
+  for (int i = 0; i < kSlots; ++i) {
     int expected = kFree;
-    if (!g_leftover_kinds[i].compare_exchange_strong(expected, kWriting)) continue;
-    std::strcpy(g_leftover_paths[i], path);
-    g_leftover_kinds[i].store(directory ? kDirectory : kFile);
-    return i;
+    if (!g_kinds[i].compare_exchange_strong(expected, kWriting)) continue;
+    std::memcpy(g_paths[i], path.c_str(), path.size() + 1);
+    g_kinds[i].store(kind == Kind::kDirectory ? kDirectory : kFile);
+    slot_ = i;
+    return;
   }
-  return -1;
 }
 
-void forget_on_interrupt(int handle) {
-  if (handle >= 0 && handle < kMaxLeftovers) g_leftover_kinds[handle].store(kFree);
+RemovedOnInterrupt::~RemovedOnInterrupt() {
+  if (slot_ >= 0) g_kinds[slot_].store(kFree);
 }
 
-void remove_leftovers() {
+void remove_registered_files() {
   // A directory is removed only once empty: its files first.
   for (const int kind : {kFile, kDirectory}) {
-    for (int i = 0; i < kMaxLeftovers; ++i) {
-      if (g_leftover_kinds[i].load() != kind) continue;
+    for (int i = 0; i < kSlots; ++i) {
+      if (g_kinds[i].load() != kind) continue;
       if (kind == kFile) {
-        unlink(g_leftover_paths[i]);
+        unlink(g_paths[i]);
       } else {
-        rmdir(g_leftover_paths[i]);
+        rmdir(g_paths[i]);
       }
     }
   }

@@ -82,11 +82,8 @@ Report run_under_memcheck(const std::string& self, const std::vector<std::string
   const int fd = mkstemp(report_path.data());
   if (fd < 0) throw MemcheckError("--valgrind: cannot create a temporary file for the child's report");
   close(fd);
-  // An interruption removes it (the child's own temporary file the child removes itself).
-  struct Registered {
-    int handle;
-    ~Registered() { forget_on_interrupt(handle); }
-  } registered{remove_on_interrupt(report_path.c_str(), false)};
+  // (The child's own temporary file the child removes itself.)
+  const RemovedOnInterrupt removed_on_interrupt(report_path, RemovedOnInterrupt::Kind::kFile);
 
   std::vector<std::string> args = {valgrind, "--tool=memcheck", "--leak-check=full", "--show-leak-kinds=definite,indirect,possible",
                                    "--suppressions=" + suppressions, "--log-file=" + escape_percent(log_path), self, "run"};

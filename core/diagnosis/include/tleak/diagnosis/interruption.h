@@ -1,29 +1,38 @@
-// What an interrupted tleak must clean up: the temporary file a report is being written to, the
-// child it waits for (memcheck under --valgrind) and that child's files. The engine registers them while they exist;
-// the command line's SIGINT/SIGTERM handler removes the file and passes the signal on to the child
-// before tleak ends, so an interrupted run leaves no half-written file and no orphan behind.
+// What an interrupted tleak must clean up: the files that exist only while it works (the temporary
+// file a report is being written to; under --valgrind, the child's report, memcheck's log and the
+// log's private directory) and the child it waits for (memcheck). The engine registers them while
+// they exist; the command line's SIGINT/SIGTERM handler passes the signal on to the child and
+// removes the files before tleak ends, so an interrupted run leaves no half-written file, no
+// temporary file and no orphan behind.
 #pragma once
 
 #include <sys/types.h>
 
-namespace tleak::diagnosis {
+#include <string>
 
-// The temporary file being written, or nullptr. Stored in a static buffer: a signal handler reads it.
-void set_temporary_file(const char* path);
-const char* temporary_file();
+namespace tleak::diagnosis {
 
 // The child process tleak is waiting for, or 0.
 void set_waited_child(pid_t pid);
 pid_t waited_child();
 
-// Other files and directories that exist only while tleak waits for its child (a run under
-// memcheck: the child's report, memcheck's log and the log's private directory). An interruption
-// removes them, files first. Returns a handle for forget_on_interrupt, or -1 when kMaxLeftovers
-// are registered already or the path is too long (then it is not removed).
-inline constexpr int kMaxLeftovers = 4;
-int remove_on_interrupt(const char* path, bool directory);
-void forget_on_interrupt(int handle);
-// The signal handler's part (async-signal-safe): removes what is registered.
-void remove_leftovers();
+// A file (or an empty directory) an interruption removes while this object lives. Stored in a
+// static table a signal handler reads: at most kMaxRemovedOnInterrupt at once (past that, or for a
+// path longer than the table holds, it is not registered).
+class RemovedOnInterrupt {
+ public:
+  static constexpr int kMaxRemovedOnInterrupt = 8;
+  enum class Kind { kFile, kDirectory };
+  RemovedOnInterrupt(const std::string& path, Kind kind);
+  ~RemovedOnInterrupt();
+  RemovedOnInterrupt(const RemovedOnInterrupt&) = delete;
+  RemovedOnInterrupt& operator=(const RemovedOnInterrupt&) = delete;
+
+ private:
+  int slot_;
+};
+
+// The signal handler's part (async-signal-safe): removes what is registered, files first.
+void remove_registered_files();
 
 }  // namespace tleak::diagnosis
