@@ -24,17 +24,17 @@ struct CheckArgs {
 
 }  // namespace
 
-Command add_check_command(CLI::App& app) {
-  auto* sub = app.add_subcommand("check", "Run the scenarios and commands of a checks file and judge them (a CI gate)");
+Command add_check_command(CommandLine& app) {
+  Subcommand sub = app.add_subcommand("check", "Run the scenarios and commands of a checks file and judge them (a CI gate)");
   auto args = std::make_shared<CheckArgs>();
-  sub->add_option("--checks", args->checks, "Checks file (JSON, schema tleak.checks/1)")->capture_default_str();
-  sub->add_option("--baseline", args->baseline, "Compare fresh runs against the reports in DIR instead of the expectations");
-  sub->add_flag("--update-baseline", args->update_baseline, "Write fresh reports into the --baseline DIR");
-  sub->add_option("--junit", args->junit, "Also write JUnit XML results to FILE");
-  sub->add_option("--fail-on", args->fail_on, "With --baseline: regression kinds that fail (default any)")
-      ->check(CLI::IsMember({"leak", "growth", "retained", "any"}))
-      ->allow_extra_args(false);
-  sub->add_option("--max-increase", args->max_increase, "With --baseline: tolerate regressions up to this many bytes");
+  sub.option("--checks", args->checks, "Checks file (JSON, schema tleak.checks/1)").default_in_help();
+  sub.option("--baseline", args->baseline, "Compare fresh runs against the reports in DIR instead of the expectations");
+  sub.flag("--update-baseline", args->update_baseline, "Write fresh reports into the --baseline DIR");
+  sub.option("--junit", args->junit, "Also write JUnit XML results to FILE");
+  sub.option("--fail-on", args->fail_on, "With --baseline: regression kinds that fail (default any)")
+      .one_of({"leak", "growth", "retained", "any"})
+      .one_value_each_time();
+  sub.option("--max-increase", args->max_increase, "With --baseline: tolerate regressions up to this many bytes");
   return [args] {
     if (args->update_baseline && args->baseline.empty()) throw UsageError("--update-baseline needs --baseline DIR");
     const diagnosis::FailPolicy policy = policy_from(args->fail_on, args->max_increase);

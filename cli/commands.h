@@ -1,20 +1,17 @@
-// The sub-commands. Each registers its options on the CLI11 app and returns the function that runs
-// it once parsing succeeded; the function returns the process exit code.
+// The sub-commands. Each declares itself and its options on the command line and returns the
+// function that runs it once parsing succeeded; the function returns the process exit code.
 #pragma once
 
-#include <CLI/CLI.hpp>
-#include <functional>
+#include "command_line.h"
 
 namespace tleak::cli {
 
-using Command = std::function<int()>;
-
-Command add_list_command(CLI::App& app);
-Command add_explain_command(CLI::App& app);
-Command add_run_command(CLI::App& app);
-Command add_diff_command(CLI::App& app);
-Command add_check_command(CLI::App& app);
-Command add_export_command(CLI::App& app);
-Command add_view_command(CLI::App& app);
+Command add_list_command(CommandLine& app);
+Command add_explain_command(CommandLine& app);
+Command add_run_command(CommandLine& app);
+Command add_diff_command(CommandLine& app);
+Command add_check_command(CommandLine& app);
+Command add_export_command(CommandLine& app);
+Command add_view_command(CommandLine& app);
 
 }  // namespace tleak::cli

@@ -23,21 +23,21 @@ struct DiffArgs {
 
 }  // namespace
 
-Command add_diff_command(CLI::App& app) {
-  auto* sub = app.add_subcommand("diff", "Compare two reports of a workload: what got worse, what got better");
+Command add_diff_command(CommandLine& app) {
+  Subcommand sub = app.add_subcommand("diff", "Compare two reports of a workload: what got worse, what got better");
   auto args = std::make_shared<DiffArgs>();
-  sub->add_option("a", args->a, "The earlier report (JSON from tleak run)")->required();
-  sub->add_option("b", args->b, "The later report")->required();
-  sub->add_option("--format", args->format, "text (default) or json")->check(CLI::IsMember({"text", "json"}));
-  sub->add_option("--fail-on", args->fail_on, "Exit 1 on a regression of this kind (repeatable)")
-      ->check(CLI::IsMember({"leak", "growth", "retained", "any"}))
-      ->allow_extra_args(false);
-  sub->add_option("--max-increase", args->max_increase,
-                  "Tolerate regressions up to this many bytes (1MiB, 512KiB, ...); fail when the total peak grows more");
-  sub->add_flag("--force", args->force, "Compare reports of different scenarios or programs");
-  sub->add_option("--html", args->html,
-                  "Also write the diff as a self-contained HTML page to FILE (atomically): both timelines, "
-                  "regressions first, a differential flame graph");
+  sub.option("a", args->a, "The earlier report (JSON from tleak run)").required();
+  sub.option("b", args->b, "The later report").required();
+  sub.option("--format", args->format, "text (default) or json").one_of({"text", "json"});
+  sub.option("--fail-on", args->fail_on, "Exit 1 on a regression of this kind (repeatable)")
+      .one_of({"leak", "growth", "retained", "any"})
+      .one_value_each_time();
+  sub.option("--max-increase", args->max_increase,
+             "Tolerate regressions up to this many bytes (1MiB, 512KiB, ...); fail when the total peak grows more");
+  sub.flag("--force", args->force, "Compare reports of different scenarios or programs");
+  sub.option("--html", args->html,
+             "Also write the diff as a self-contained HTML page to FILE (atomically): both timelines, "
+             "regressions first, a differential flame graph");
   return [args] {
     const diagnosis::FailPolicy policy = policy_from(args->fail_on, args->max_increase);
     if (!args->html.empty()) diagnosis::check_writable(args->html);

@@ -28,10 +28,10 @@ void print_measured(const scenarios::Scenario& scenario, const std::string& vari
 
 }  // namespace
 
-Command add_explain_command(CLI::App& app) {
-  auto* sub = app.add_subcommand("explain", "What a scenario's document claims, what tleak measures (run now), and the fix");
+Command add_explain_command(CommandLine& app) {
+  Subcommand sub = app.add_subcommand("explain", "What a scenario's document claims, what tleak measures (run now), and the fix");
   auto id = std::make_shared<std::string>();
-  sub->add_option("scenario", *id, "Scenario id (see tleak list)")->required();
+  sub.option("scenario", *id, "Scenario id (see tleak list)").required();
   return [id] {
     const scenarios::Scenario& s = require_scenario(*id);
     std::printf("%s (document %s; modes %s)\n\n", s.id.c_str(), s.document.c_str(), join(s.modes, ", ").c_str());

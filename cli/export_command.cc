@@ -21,27 +21,27 @@ struct ExportArgs {
 
 }  // namespace
 
-Command add_export_command(CLI::App& app) {
-  auto* sub = app.add_subcommand("export", "Write a report in a format other tools open (flame graphs, traces)");
+Command add_export_command(CommandLine& app) {
+  Subcommand sub = app.add_subcommand("export", "Write a report in a format other tools open (flame graphs, traces)");
   auto args = std::make_shared<ExportArgs>();
-  sub->add_option("report", args->report, "A report (JSON from tleak run)")->required();
-  sub->add_option("--format", args->format,
-                  "collapsed (flamegraph.pl, inferno, speedscope), speedscope (its JSON file format), "
-                  "chrome-trace (Perfetto, chrome://tracing)")
-      ->required()
-      ->check(CLI::IsMember({"collapsed", "speedscope", "chrome-trace"}));
-  sub->add_option("--measure", args->measure,
-                  "collapsed: weight stacks by peak (live bytes, default), leaked, growth (bytes per iteration) or "
-                  "retained (peak dead bytes)")
-      ->check(CLI::IsMember({"peak", "leaked", "growth", "retained"}));
-  sub->add_option("--top-sites", args->top_sites, "chrome-trace: sites with their own counter track (default 8)")
-      ->check(CLI::Range(std::size_t{0}, std::size_t{1000}));
-  sub->add_option("-o,--output", args->output, "Write to this file (atomically) instead of stdout");
+  sub.option("report", args->report, "A report (JSON from tleak run)").required();
+  sub.option("--format", args->format,
+             "collapsed (flamegraph.pl, inferno, speedscope), speedscope (its JSON file format), "
+             "chrome-trace (Perfetto, chrome://tracing)")
+      .required()
+      .one_of({"collapsed", "speedscope", "chrome-trace"});
+  sub.option("--measure", args->measure,
+             "collapsed: weight stacks by peak (live bytes, default), leaked, growth (bytes per iteration) or "
+             "retained (peak dead bytes)")
+      .one_of({"peak", "leaked", "growth", "retained"});
+  sub.option("--top-sites", args->top_sites, "chrome-trace: sites with their own counter track (default 8)")
+      .within(std::size_t{0}, std::size_t{1000});
+  sub.option("-o,--output", args->output, "Write to this file (atomically) instead of stdout");
   return [args, sub] {
-    if (sub->count("--measure") > 0 && args->format != "collapsed") {
+    if (sub.count("--measure") > 0 && args->format != "collapsed") {
       throw UsageError("export: --measure applies to --format collapsed (speedscope has a profile per measure)");
     }
-    if (sub->count("--top-sites") > 0 && args->format != "chrome-trace") {
+    if (sub.count("--top-sites") > 0 && args->format != "chrome-trace") {
       throw UsageError("export: --top-sites applies to --format chrome-trace");
     }
     if (!args->output.empty()) diagnosis::check_writable(args->output);

@@ -11,14 +11,14 @@
 
 namespace tleak::cli {
 
-Command add_list_command(CLI::App& app) {
-  auto* sub = app.add_subcommand("list",
-                                 "List the built-in scenarios: id, document, modes, whether tleak's measurement confirms the "
-                                 "document's claim, what it shows. The leaky variant runs the document's code as written, "
-                                 "which may not leak; fixed runs the remedy");
+Command add_list_command(CommandLine& app) {
+  Subcommand sub = app.add_subcommand("list",
+                                      "List the built-in scenarios: id, document, modes, whether tleak's measurement confirms the "
+                                      "document's claim, what it shows. The leaky variant runs the document's code as written, "
+                                      "which may not leak; fixed runs the remedy");
   auto format = std::make_shared<std::string>("text");
-  sub->add_option("--format", *format, "text (default), or json with every field, variants included")
-      ->check(CLI::IsMember({"text", "json"}));
+  sub.option("--format", *format, "text (default), or json with every field, variants included")
+      .one_of({"text", "json"});
   return [format] {
     if (*format == "json") {
       nlohmann::json out = nlohmann::json::array();

@@ -42,21 +42,13 @@ std::string printable(const std::string& message) {
 int main(int argc, char** argv) {
   for (const int s : {SIGINT, SIGTERM, SIGHUP}) std::signal(s, on_interrupt);
   using namespace tleak::cli;
-  CLI::App app("tleak: memory-leak diagnosis for tensor workloads", "tleak");
-  app.require_subcommand(1);
-  app.set_version_flag("--version", TLEAK_VERSION);
-  std::map<CLI::App*, Command> commands;
-  const auto add = [&](Command (*make)(CLI::App&)) {
+  CommandLine app("tleak: memory-leak diagnosis for tensor workloads", "tleak", TLEAK_VERSION);
+  std::map<std::string, Command> commands;
+  for (const auto make : {add_list_command, add_explain_command, add_run_command, add_diff_command, add_check_command,
+                          add_export_command, add_view_command}) {
     Command command = make(app);
-    commands[app.get_subcommands({}).back()] = std::move(command);
-  };
-  add(add_list_command);
-  add(add_explain_command);
-  add(add_run_command);
-  add(add_diff_command);
-  add(add_check_command);
-  add(add_export_command);
-  add(add_view_command);
+    commands[app.subcommand_names().back()] = std::move(command);
+  }
 
   // `tleak run [options] -- COMMAND ARGS...`: the command is not tleak's to parse.
   for (int i = 1; i < argc; ++i) {
@@ -71,43 +63,26 @@ int main(int argc, char** argv) {
   }
 
   // CLI11 would only say a subcommand is required; name the word that is not one.
-  std::string names;
-  bool known = false;
-  for (const CLI::App* sub : app.get_subcommands({})) {
-    names += (names.empty() ? "" : ", ") + sub->get_name();
-    known = known || (argc > 1 && sub->get_name() == argv[1]);
-  }
-  if (argc > 1 && argv[1][0] != '-' && !known) {
+  if (argc > 1 && argv[1][0] != '-' && commands.count(argv[1]) == 0) {
+    std::string names;
+    for (const std::string& name : app.subcommand_names()) names += (names.empty() ? "" : ", ") + name;
     std::fprintf(stderr, "tleak: unknown command '%s'; commands: %s\n", printable(argv[1]).c_str(), names.c_str());
     return kExitUsage;
   }
   try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "tleak: %s (see tleak --help)\n", printable(e.what()).c_str());
-    return kExitUsage;
-  }
-  try {
-    for (auto& [sub, command] : commands) {
-      if (!sub->parsed()) continue;
-      if (!trailing_command().empty() && sub->get_name() != "run") {
-        throw UsageError(sub->get_name() + " takes no command after --; only run does");
-      }
-      const int code = command();
-      // Data that never reached stdout (a full disk, a closed pipe) is a failure, not a success.
-      std::cout.flush();
-      if (!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout)) {
-        std::fprintf(stderr, "tleak: cannot write to standard output: %s\n", std::strerror(errno));
-        return kExitUsage;
-      }
-      return code;
+    const CommandLine::Parsed parsed = app.parse(argc, argv);
+    if (parsed.exit_code) return *parsed.exit_code;
+    if (!trailing_command().empty() && parsed.subcommand != "run") {
+      throw UsageError(parsed.subcommand + " takes no command after --; only run does");
     }
+    const int code = commands.at(parsed.subcommand)();
+    // Data that never reached stdout (a full disk, a closed pipe) is a failure, not a success.
+    std::cout.flush();
+    if (!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout)) {
+      std::fprintf(stderr, "tleak: cannot write to standard output: %s\n", std::strerror(errno));
+      return kExitUsage;
+    }
+    return code;
   } catch (const UsageError& e) {
     std::fprintf(stderr, "tleak: %s\n", printable(e.what()).c_str());
     return kExitUsage;
@@ -118,5 +93,4 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "tleak: %s\n", printable(e.what()).c_str());
     return kExitUsage;
   }
-  return kExitUsage;
 }

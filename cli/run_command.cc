@@ -218,53 +218,53 @@ void remove_if_empty(const std::string& directory) {
 
 }  // namespace
 
-Command add_run_command(CLI::App& app) {
-  auto* sub = app.add_subcommand(
+Command add_run_command(CommandLine& app) {
+  Subcommand sub = app.add_subcommand(
       "run", "Run a scenario, or any program (tleak run [options] -- COMMAND ARGS...), under the tracker and "
              "report what leaks, grows or is retained");
   auto args = std::make_shared<RunArgs>();
-  sub->add_option("scenario", args->scenario, "Scenario id (see tleak list); omit it with -- COMMAND");
-  sub->add_option("--variant", args->variant,
-                  "leaky: the document's code as written (may not leak); fixed: the remedy; some scenarios "
-                  "have other remedies to compare (tleak list --format json)");
-  sub->add_option("--mode", args->mode, "Execution mode (default: the scenario's own)")
-      ->check(CLI::IsMember({"eager", "graph", "jit"}));
-  sub->add_option("--iterations", args->iterations, "Loop iterations (default: the scenario's)")
-      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1'000'000}));
-  sub->add_option("--scale", args->scale, "Multiplies tensor sizes (default 1; 0.25 under Valgrind)")
-      ->check(CLI::Range(0.01, 100.0))
-      ->each([args](const std::string&) { args->scale_given = true; });
-  sub->add_option("--stack-depth", args->stack_depth, "Frames kept per allocation stack")
-      ->check(CLI::Range(0, 64));
-  sub->add_option("--output,-o", args->output, "Also write the JSON report to FILE (atomically)");
-  sub->add_option("--html", args->html, "Also write the report as a self-contained HTML page to FILE (atomically)");
-  sub->add_option("--format", args->format, "What stdout gets: json (default without --output) or text")
-      ->check(CLI::IsMember({"json", "text"}));
-  sub->add_option("--fail-on", args->fail_on, "Exit 1 when a site has this verdict")
-      ->check(CLI::IsMember({"leak", "growth", "retained", "any"}));
-  sub->add_option("--threshold", args->thresholds,
-                  "Override a classifier threshold, name=value (repeatable; names as in the report)")
-      ->allow_extra_args(false);
-  sub->add_flag("--no-track", args->no_track, "Run on the raw allocators (cost baseline; no sites)");
-  sub->add_flag("--no-valgrind-annotations", args->no_valgrind_annotations,
-                "Do not register pool blocks with memcheck (shows what it misses)");
-  sub->add_flag("--valgrind", args->valgrind,
-                "Run under Valgrind's memcheck and add memcheck's own figures to the report");
-  sub->add_option("--sample-every", args->sample_every,
-                  "With -- COMMAND: sample live bytes this often until the program marks its own "
-                  "iterations (default 100ms)");
-  sub->add_option("--max-live", args->max_live,
-                  "With -- COMMAND: stop the program, report written, once its live bytes pass SIZE (e.g. 2GiB)");
-  sub->add_option("--focus", args->focus,
-                  "With -- COMMAND: files under this path prefix are your code, for site labels (default: "
-                  "every Python file outside the standard library and installed packages)");
-  sub->add_option("--max-sites", args->max_sites,
-                  "With -- COMMAND: list at most N sites; every leak, growth and retained site is listed, "
-                  "the smaller bounded ones past N are added up in omitted_sites (default 1000)")
-      ->check(CLI::Range(std::size_t{1}, std::size_t{10'000'000}))
-      ->each([args](const std::string&) { args->max_sites_given = true; });
-  sub->add_option("--snapshot-signal", args->snapshot_signal,
-                  "With -- COMMAND: the signal that, sent to tleak, writes a snapshot report (default USR2)");
+  sub.option("scenario", args->scenario, "Scenario id (see tleak list); omit it with -- COMMAND");
+  sub.option("--variant", args->variant,
+             "leaky: the document's code as written (may not leak); fixed: the remedy; some scenarios "
+             "have other remedies to compare (tleak list --format json)");
+  sub.option("--mode", args->mode, "Execution mode (default: the scenario's own)")
+      .one_of({"eager", "graph", "jit"});
+  sub.option("--iterations", args->iterations, "Loop iterations (default: the scenario's)")
+      .within(std::uint64_t{1}, std::uint64_t{1'000'000});
+  sub.option("--scale", args->scale, "Multiplies tensor sizes (default 1; 0.25 under Valgrind)")
+      .within(0.01, 100.0)
+      .on_each([args] { args->scale_given = true; });
+  sub.option("--stack-depth", args->stack_depth, "Frames kept per allocation stack")
+      .within(0, 64);
+  sub.option("--output,-o", args->output, "Also write the JSON report to FILE (atomically)");
+  sub.option("--html", args->html, "Also write the report as a self-contained HTML page to FILE (atomically)");
+  sub.option("--format", args->format, "What stdout gets: json (default without --output) or text")
+      .one_of({"json", "text"});
+  sub.option("--fail-on", args->fail_on, "Exit 1 when a site has this verdict")
+      .one_of({"leak", "growth", "retained", "any"});
+  sub.option("--threshold", args->thresholds,
+             "Override a classifier threshold, name=value (repeatable; names as in the report)")
+      .one_value_each_time();
+  sub.flag("--no-track", args->no_track, "Run on the raw allocators (cost baseline; no sites)");
+  sub.flag("--no-valgrind-annotations", args->no_valgrind_annotations,
+           "Do not register pool blocks with memcheck (shows what it misses)");
+  sub.flag("--valgrind", args->valgrind,
+           "Run under Valgrind's memcheck and add memcheck's own figures to the report");
+  sub.option("--sample-every", args->sample_every,
+             "With -- COMMAND: sample live bytes this often until the program marks its own "
+             "iterations (default 100ms)");
+  sub.option("--max-live", args->max_live,
+             "With -- COMMAND: stop the program, report written, once its live bytes pass SIZE (e.g. 2GiB)");
+  sub.option("--focus", args->focus,
+             "With -- COMMAND: files under this path prefix are your code, for site labels (default: "
+             "every Python file outside the standard library and installed packages)");
+  sub.option("--max-sites", args->max_sites,
+             "With -- COMMAND: list at most N sites; every leak, growth and retained site is listed, "
+             "the smaller bounded ones past N are added up in omitted_sites (default 1000)")
+      .within(std::size_t{1}, std::size_t{10'000'000})
+      .on_each([args] { args->max_sites_given = true; });
+  sub.option("--snapshot-signal", args->snapshot_signal,
+             "With -- COMMAND: the signal that, sent to tleak, writes a snapshot report (default USR2)");
 
   return [args] {
     if (args->scale_given && !std::isfinite(args->scale)) throw UsageError("--scale: not a finite number");

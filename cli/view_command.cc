@@ -9,12 +9,12 @@
 
 namespace tleak::cli {
 
-Command add_view_command(CLI::App& app) {
-  auto* sub = app.add_subcommand("view", "Write a report as one self-contained HTML page (no network needed to open it)");
+Command add_view_command(CommandLine& app) {
+  Subcommand sub = app.add_subcommand("view", "Write a report as one self-contained HTML page (no network needed to open it)");
   auto report_path = std::make_shared<std::string>();
   auto output = std::make_shared<std::string>();
-  sub->add_option("report", *report_path, "A report (JSON from tleak run)")->required();
-  sub->add_option("-o,--output", *output, "Write the page to this file (atomically) instead of stdout");
+  sub.option("report", *report_path, "A report (JSON from tleak run)").required();
+  sub.option("-o,--output", *output, "Write the page to this file (atomically) instead of stdout");
   return [report_path, output] {
     if (!output->empty()) diagnosis::check_writable(*output);
     diagnosis::Report report;
