@@ -209,8 +209,8 @@ Recording Recorder::finish(Stamp at, const std::vector<AllocatorStats>& stats,
   for (const BlockInfo& block : unfreed) recording_.unfreed.push_back(left(block));
   for (const BlockInfo& block : unjudged) recording_.unjudged.push_back(left(block));
   for (const BlockInfo& block : still_live) {
-    const std::size_t a = allocator_index(block.allocator);
-    recording_.leaked.push_back(left(block));
+    const LeakedBlock& leaked = recording_.leaked.emplace_back(left(block));
+    const std::size_t a = leaked.allocator;
     if (limits_.uses_reported) {
       // Nothing frees it: dead from its last use to the end of the run.
       const auto size = static_cast<std::int64_t>(block.size);
