@@ -108,9 +108,8 @@ int exit_code_for(const diagnosis::Report& report, const std::string& fail_on) {
   if (fail_on.empty()) return kExitClean;
   // A gate on growth cannot pass on a run too short to measure it.
   if ((fail_on == "growth" || fail_on == "any") && !report.total_growth.assessed) {
-    std::fprintf(stderr, "tleak: --fail-on %s: growth was not assessed (%llu %s; at least %llu needed)\n",
-                 fail_on.c_str(), static_cast<unsigned long long>(report.run.iterations),
-                 diagnosis::step_words(report.run).many.c_str(),
+    std::fprintf(stderr, "tleak: --fail-on %s: growth was not assessed (%s; at least %llu needed)\n",
+                 fail_on.c_str(), diagnosis::step_words(report.run).count(report.run.iterations).c_str(),
                  static_cast<unsigned long long>(diagnosis::iterations_needed_for_growth(report.thresholds)));
     return kExitFinding;
   }

@@ -21,6 +21,14 @@ TEST(StepWords, APeriodIsNamedAsAPersonWouldWriteIt) {
   EXPECT_EQ(sample_words(0.1).many, "samples");
 }
 
+TEST(StepWords, ACountOfOneIsSingular) {
+  EXPECT_EQ(iteration_words().count(1), "1 iteration");
+  EXPECT_EQ(iteration_words().count(5), "5 iterations");
+  EXPECT_EQ(iteration_words().count(0), "0 iterations");
+  EXPECT_EQ(sample_words(0.1).count(1), "1 sample");
+  EXPECT_EQ(sample_words(0.1).count(2), "2 samples");
+}
+
 TEST(StepWords, OnlyAProgramOnTheTimeClockIsSampled) {
   RunInfo scenario;
   EXPECT_EQ(step_words(scenario).per, "iteration");

@@ -302,9 +302,9 @@ std::string bounded_reason(const SiteFinding& f, RunEnd end, const ClassifierOpt
   }
   if (!f.growth.assessed) {
     // Too few iterations to tell growth from a peak: say so, never "no trend".
-    return printf_string("peak %s live, %s; growth not assessed (%llu samples after warm-up; at least %llu %s needed)",
+    return printf_string("peak %s live, %s; growth not assessed (%s after warm-up; at least %llu %s needed)",
                          bytes(static_cast<double>(f.peak_live_bytes)).c_str(), left.c_str(),
-                         static_cast<unsigned long long>(f.growth.samples),
+                         w.count(f.growth.samples).c_str(),
                          static_cast<unsigned long long>(iterations_needed_for_growth(options)), w.many.c_str());
   }
   const std::string head = printf_string("peak %s live, %s; ", bytes(static_cast<double>(f.peak_live_bytes)).c_str(), left.c_str());

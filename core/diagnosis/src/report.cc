@@ -130,10 +130,10 @@ std::string summary_sentence(const SiteReport& site, const Report& report) {
                   static_cast<unsigned long long>(site.retained.drag_iterations_max), words.many.c_str(),
                   site.label.c_str());
   } else if (!report.total_growth.assessed) {
-    std::snprintf(text, sizeof text, "bounded: peak %s live, nothing leaked; growth not assessed (%llu %s; "
+    std::snprintf(text, sizeof text, "bounded: peak %s live, nothing leaked; growth not assessed (%s; "
                   "at least %llu needed); largest site %s",
                   format_bytes(static_cast<double>(report.totals.peak_live_bytes)).c_str(),
-                  static_cast<unsigned long long>(report.run.iterations), words.many.c_str(),
+                  words.count(report.run.iterations).c_str(),
                   static_cast<unsigned long long>(iterations_needed_for_growth(report.thresholds)), site.label.c_str());
   } else {
     std::snprintf(text, sizeof text, "bounded: peak %s live, nothing leaked; largest site %s",

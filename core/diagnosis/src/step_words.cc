@@ -2,10 +2,13 @@
 
 #include <cmath>
 #include <cstdio>
+#include <string>
 
 #include "tleak/diagnosis/report.h"
 
 namespace tleak::diagnosis {
+
+std::string StepWords::count(std::uint64_t n) const { return std::to_string(n) + " " + (n == 1 ? one : many); }
 
 StepWords iteration_words() { return {"iteration", "iteration", "iterations", "iter"}; }
 

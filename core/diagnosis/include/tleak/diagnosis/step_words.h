@@ -6,6 +6,7 @@
 // are per.)
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 namespace tleak::diagnosis {
@@ -17,6 +18,9 @@ struct StepWords {
   std::string one;   // one point of the series: "iteration" or "sample"
   std::string many;  // "iterations" or "samples"
   std::string per_abbreviated;  // `per` in a figure's unit: "iter", or the period ("100 ms")
+
+  // "1 iteration", "5 iterations".
+  std::string count(std::uint64_t n) const;
 };
 
 StepWords iteration_words();
