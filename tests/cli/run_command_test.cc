@@ -13,6 +13,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "../support/scratch_dir.h"
 #include "../support/tleak_cli.h"
 
 namespace tleak {
@@ -35,21 +36,6 @@ json run_json(const std::vector<std::string>& args) {
 }
 
 const json& top_site(const json& report) { return report.at("sites").at(0); }
-
-class TempDir {
- public:
-  TempDir() : path_(std::filesystem::temp_directory_path() / ("tleak-test-" + std::to_string(getpid()))) {
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-  std::size_t entries() const {
-    return static_cast<std::size_t>(std::distance(std::filesystem::directory_iterator(path_), {}));
-  }
-
- private:
-  std::filesystem::path path_;
-};
 
 TEST(RunCommand, ListNamesTheWorkloads) {
   const ProcessResult r = tleak({"list"});
@@ -124,7 +110,7 @@ TEST(RunCommand, UntrackedRunReportsTotalsOnly) {
 }
 
 TEST(RunCommand, ReportsValidateAgainstTheSchema) {
-  TempDir dir;
+  const testing::ScratchDir dir("tleak-test-");
   std::vector<std::string> args = {TLEAK_SOURCE_DIR "/tests/validate_report.py",
                                    TLEAK_SOURCE_DIR "/schema/tleak.report.schema.json"};
   for (const char* scenario : {"clean-loop", "append-loop"}) {
@@ -141,7 +127,7 @@ TEST(RunCommand, ReportsValidateAgainstTheSchema) {
 // Every scenario and variant: the report holds the schema and the invariants of
 // tests/validate_report.py (freed-at-last-use peak within the peak, blocks and bytes that add up).
 TEST(RunCommand, EveryScenarioReportHoldsTheInvariants) {
-  TempDir dir;
+  const testing::ScratchDir dir("tleak-test-");
   std::vector<std::string> args = {TLEAK_SOURCE_DIR "/tests/validate_report.py",
                                    TLEAK_SOURCE_DIR "/schema/tleak.report.schema.json"};
   const ProcessResult list = tleak({"list", "--format", "json"});
@@ -160,7 +146,7 @@ TEST(RunCommand, EveryScenarioReportHoldsTheInvariants) {
 }
 
 TEST(RunCommand, OutputFileAndTextSummary) {
-  TempDir dir;
+  const testing::ScratchDir dir("tleak-test-");
   const std::string path = dir.file("report.json");
   const ProcessResult r = tleak({"run", "append-loop", "--output", path});
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -226,7 +212,7 @@ TEST(RunCommand, ProgressLineOnlyWhenStderrIsATerminal) {
 
 // ... and leaves no directory for memcheck's log behind (it had left an empty one in TMPDIR).
 TEST(RunCommand, ValgrindOptionSaysHowToInstallValgrindWhenMissing) {
-  TempDir tmp;
+  const testing::ScratchDir tmp("tleak-test-tmp-");
   const ProcessResult r = run_process("/usr/bin/env", {"PATH=/nonexistent", "TMPDIR=" + tmp.file(""), TLEAK_BINARY,
                                                        "run", "clean-loop", "--valgrind"});
   EXPECT_EQ(r.exit_code, 2);
@@ -236,7 +222,7 @@ TEST(RunCommand, ValgrindOptionSaysHowToInstallValgrindWhenMissing) {
 }
 
 TEST(RunCommand, OutputIntoADirectoryIsRefusedBeforeRunning) {
-  TempDir dir;
+  const testing::ScratchDir dir("tleak-test-");
   const ProcessResult r = tleak({"run", "clean-loop", "--output", dir.file("")});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("it is a directory"), std::string::npos) << r.err;
@@ -380,18 +366,14 @@ namespace {
 // left, nor any of the run's temporary files (the child's report, memcheck's log and its private
 // directory, all in TMPDIR: once left behind at each interruption).
 TEST(RunInterrupted, ValgrindChildEndsWithTleakAndNothingIsLeftBehind) {
-  const std::filesystem::path dir =
-      std::filesystem::temp_directory_path() / ("tleak-interrupt-test-" + std::to_string(getpid()));
-  const std::filesystem::path tmp = dir.string() + "-tmp";
-  std::filesystem::create_directories(dir);
-  std::filesystem::create_directories(tmp);
-  const std::string output = (dir / "r.json").string();
+  const testing::ScratchDir dir("tleak-interrupt-test-"), tmp("tleak-interrupt-tmp-");
+  const std::string output = dir.file("r.json");
   const pid_t tleak = fork();
   if (tleak == 0) {
     const int null = open("/dev/null", O_WRONLY);
     dup2(null, STDOUT_FILENO);
     dup2(null, STDERR_FILENO);
-    setenv("TMPDIR", tmp.c_str(), 1);
+    setenv("TMPDIR", tmp.path().c_str(), 1);
     execl(TLEAK_BINARY, TLEAK_BINARY, "run", "jit-warmup-cache", "--valgrind", "-o", output.c_str(),
           static_cast<char*>(nullptr));
     _exit(127);
@@ -416,12 +398,10 @@ TEST(RunInterrupted, ValgrindChildEndsWithTleakAndNothingIsLeftBehind) {
     if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   EXPECT_TRUE(gone);
-  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir), {}), 0);
+  EXPECT_EQ(dir.entries(), 0u);
   std::vector<std::string> left;
-  for (const auto& entry : std::filesystem::directory_iterator(tmp)) left.push_back(entry.path().filename().string());
+  for (const auto& entry : std::filesystem::directory_iterator(tmp.path())) left.push_back(entry.path().filename().string());
   EXPECT_TRUE(left.empty()) << "left in TMPDIR: " << ::testing::PrintToString(left);
-  std::filesystem::remove_all(dir);
-  std::filesystem::remove_all(tmp);
 }
 
 }  // namespace

@@ -4,7 +4,9 @@
 
 #include <unistd.h>
 
+#include <cstddef>
 #include <filesystem>
+#include <iterator>
 #include <string>
 #include <system_error>
 
@@ -23,6 +25,10 @@ class ScratchDir {
   ScratchDir(const ScratchDir&) = delete;
   ScratchDir& operator=(const ScratchDir&) = delete;
   const std::filesystem::path& path() const { return path_; }
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
+  std::size_t entries() const {
+    return static_cast<std::size_t>(std::distance(std::filesystem::directory_iterator(path_), {}));
+  }
 
  private:
   std::filesystem::path path_;
