@@ -36,11 +36,6 @@ OptionChecks OptionChecks::one_value_each_time() {
   return *this;
 }
 
-OptionChecks OptionChecks::on_each(std::function<void()> seen) {
-  option_->each([seen = std::move(seen)](const std::string&) { seen(); });
-  return *this;
-}
-
 OptionChecks OptionChecks::default_in_help() {
   option_->capture_default_str();
   return *this;

@@ -41,8 +41,6 @@ class OptionChecks {
   // A repeatable option takes one value per occurrence ("--fail-on leak --fail-on growth"), so that
   // a word after it is not swallowed as a second value.
   OptionChecks one_value_each_time();
-  // `seen` runs for each value given, after the checks passed.
-  OptionChecks on_each(std::function<void()> seen);
   // --help shows the default value.
   OptionChecks default_in_help();
 

@@ -33,7 +33,7 @@ struct RunArgs {
   std::string mode;
   std::uint64_t iterations = 0;  // 0: the scenario's default
   double scale = 1.0;
-  bool scale_given = false;
+  bool scale_given = false;  // set from the command line once parsed
   int stack_depth = 12;
   std::string output;
   std::string html;
@@ -49,7 +49,7 @@ struct RunArgs {
   std::string snapshot_signal;
   std::string focus;
   std::size_t max_sites = diagnosis::kDefaultMaxSites;
-  bool max_sites_given = false;
+  bool max_sites_given = false;  // set from the command line once parsed
 };
 
 // The arguments that reproduce this run in a child (for --valgrind), without output options.
@@ -231,8 +231,7 @@ Command add_run_command(CommandLine& app) {
   sub.option("--iterations", args->iterations, "Loop iterations (default: the scenario's)")
       .within(std::uint64_t{1}, std::uint64_t{1'000'000});
   sub.option("--scale", args->scale, "Multiplies tensor sizes (default 1; 0.25 under Valgrind)")
-      .within(0.01, 100.0)
-      .on_each([args] { args->scale_given = true; });
+      .within(0.01, 100.0);
   sub.option("--stack-depth", args->stack_depth, "Frames kept per allocation stack")
       .within(0, 64);
   sub.option("--output,-o", args->output, "Also write the JSON report to FILE (atomically)");
@@ -260,12 +259,13 @@ Command add_run_command(CommandLine& app) {
   sub.option("--max-sites", args->max_sites,
              "With -- COMMAND: list at most N sites; every leak, growth and retained site is listed, "
              "the smaller bounded ones past N are added up in omitted_sites (default 1000)")
-      .within(std::size_t{1}, std::size_t{10'000'000})
-      .on_each([args] { args->max_sites_given = true; });
+      .within(std::size_t{1}, std::size_t{10'000'000});
   sub.option("--snapshot-signal", args->snapshot_signal,
              "With -- COMMAND: the signal that, sent to tleak, writes a snapshot report (default USR2)");
 
-  return [args] {
+  return [args, sub] {
+    args->scale_given = sub.count("--scale") > 0;
+    args->max_sites_given = sub.count("--max-sites") > 0;
     if (args->scale_given && !std::isfinite(args->scale)) throw UsageError("--scale: not a finite number");
     if (!trailing_command().empty()) return run_program_command(*args);
     if (args->scenario.empty()) {
