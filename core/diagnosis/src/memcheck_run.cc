@@ -82,7 +82,7 @@ Report run_under_memcheck(const std::string& self, const std::vector<std::string
   const int fd = mkstemp(report_path.data());
   if (fd < 0) throw MemcheckError("--valgrind: cannot create a temporary file for the child's report");
   close(fd);
-  // (The child's own temporary file the child removes itself.)
+  // (The child tleak removes its own temporary files.)
   const RemovedOnInterrupt removed_on_interrupt(report_path, RemovedOnInterrupt::Kind::kFile);
 
   std::vector<std::string> args = {valgrind, "--tool=memcheck", "--leak-check=full", "--show-leak-kinds=definite,indirect,possible",
