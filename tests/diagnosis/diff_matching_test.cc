@@ -209,6 +209,12 @@ TEST(DiffMatching, ASiteTheOtherReportLeftOutIsNeitherNewNorGone) {
       << text;
   EXPECT_NE(text.find("sites: 0 changed, 0 new, 0 gone, 2 listed in one run only; 2 regressions"), std::string::npos) << text;
 
+  b.unlisted_sites = 1;
+  const std::string one = render_text(diff_reports(a, b, false), 10);
+  EXPECT_NE(one.find("note: B lists 2 sites and leaves out 1 smaller bounded one (at most 13.2 KiB at peak)"),
+            std::string::npos)
+      << one;
+
   // Reports that list every site: new and gone as before.
   a.unlisted_sites = b.unlisted_sites = 0;
   const Diff whole = diff_reports(a, b, false);

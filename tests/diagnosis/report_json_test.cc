@@ -214,6 +214,29 @@ TEST(ReportText, PythonSiteLabelIsTheUsersFrameElseTheInnermostRealFile) {
             "torch/__init__.py:218 in <module>");
 }
 
+// A count of one reads in the singular: "1 time sample", "1 block", "1 smaller bounded site".
+TEST(ReportText, CountsOfOneAreSingular) {
+  Report r = sample_report();
+  r.run.program = ProgramInfo{};
+  r.run.iterations = 1;
+  r.totals.leaked_blocks = 1;
+  r.omitted_sites.sites = 1;
+  std::string text = render_text(r, 10);
+  EXPECT_NE(text.find("(program, 1 time sample, one every 100 ms)\n"), std::string::npos) << text;
+  EXPECT_NE(text.find(" in 1 block,"), std::string::npos) << text;
+  EXPECT_NE(text.find("... and 1 smaller bounded site added up in the report (its peak "), std::string::npos) << text;
+  r.run.program->clock = "iterations";
+  text = render_text(r, 10);
+  EXPECT_NE(text.find("(program, 1 iteration)\n"), std::string::npos) << text;
+  r.run.iterations = 2;
+  r.totals.leaked_blocks = 2;
+  r.omitted_sites.sites = 2;
+  text = render_text(r, 10);
+  EXPECT_NE(text.find("(program, 2 iterations)\n"), std::string::npos) << text;
+  EXPECT_NE(text.find(" in 2 blocks,"), std::string::npos) << text;
+  EXPECT_NE(text.find("... and 2 smaller bounded sites added up in the report (largest peak "), std::string::npos) << text;
+}
+
 // Two sites at one line of the user's, whose shown frames are the same (a PyTorch module call that
 // allocates in several places): each names the function on its path the other lacks, so that the
 // two entries do not read as one site listed twice. A site unlike any other gets no such line.

@@ -264,8 +264,10 @@ function drawFlame() {
   // The sites the report left out are bounded: only the peak measure misses them.
   const omitted = report.omitted_sites;
   $("flame-note").textContent = measure === "peak" && omitted.sites > 0
-    ? `The ${omitted.sites} smaller bounded sites the report left out (each at most ${bytes(omitted.largest_peak_live_bytes)} ` +
-      `at peak) are not in it: the widths are the peaks of the ${report.sites.length} listed site${report.sites.length === 1 ? "" : "s"}.`
+    ? (omitted.sites === 1
+      ? `The smaller bounded site the report left out (at most ${bytes(omitted.largest_peak_live_bytes)} at peak) is not in it: `
+      : `The ${omitted.sites} smaller bounded sites the report left out (each at most ${bytes(omitted.largest_peak_live_bytes)} ` +
+        `at peak) are not in it: `) + `the widths are the peaks of the ${report.sites.length} listed site${report.sites.length === 1 ? "" : "s"}.`
     : "";
   const root = stackTree(report.sites.map((site) => [site, siteWeight(site, measure)]));
   const host = $("flame");

@@ -42,8 +42,8 @@ export function differentialTree(a, b, measure) {
 // among them (shown "not listed in A" or "in B").
 function leftOut(listed) {
   return ["a", "b"].filter((side) => listed[side].left_out > 0).map((side) => el("p", { class: "hint", id: `diff-left-out-${side}` },
-    `${side.toUpperCase()} lists ${listed[side].sites} site${listed[side].sites === 1 ? "" : "s"} and leaves out ${listed[side].left_out} smaller bounded ones ` +
-    `(each at most ${bytes(listed[side].left_out_largest_peak_bytes)} at peak): a site the other run lists may be among them ` +
+    `${side.toUpperCase()} lists ${listed[side].sites} site${listed[side].sites === 1 ? "" : "s"} and leaves out ${listed[side].left_out} smaller bounded ` +
+    `${listed[side].left_out === 1 ? "one (at most" : "ones (each at most"} ${bytes(listed[side].left_out_largest_peak_bytes)} at peak): a site the other run lists may be among them ` +
     `("not listed in ${side.toUpperCase()}"). tleak run --max-sites lists more.`));
 }
 

@@ -341,7 +341,7 @@ std::string render_text(const Diff& d, std::size_t max_sites) {
   for (const auto& [side, listing] : {std::pair{"A", d.listed_a}, std::pair{"B", d.listed_b}}) {
     if (listing.left_out == 0) continue;
     out << "note: " << side << " lists " << listing.sites << (listing.sites == 1 ? " site" : " sites") << " and leaves out "
-        << listing.left_out << " smaller bounded ones (each at most "
+        << listing.left_out << (listing.left_out == 1 ? " smaller bounded one (at most " : " smaller bounded ones (each at most ")
         << format_bytes(static_cast<double>(listing.left_out_largest_peak))
         << " at peak): a site the other lists may be among them, \"not listed in " << side
         << "\" below (tleak run --max-sites lists more)\n";
