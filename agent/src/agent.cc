@@ -227,6 +227,10 @@ void send_hello() {
   hello->stack_depth = static_cast<std::uint32_t>(g_stack_depth);
   hello->start_ns = now_ns();
   hello->sample_ns = g_sample_ns;
+  const std::string_view main_code = python_main_code();
+  hello->python_main = main_code == "<string>" ? PythonMainCode::kString
+                       : main_code == "<stdin>" ? PythonMainCode::kStdin
+                                                : PythonMainCode::kNone;
   std::memcpy(hello + 1, path, path_bytes);
   send_record(message, size);
 }

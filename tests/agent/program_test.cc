@@ -1475,6 +1475,46 @@ TEST_F(ProgramRun, TheUsersLineIsFoundBeyondTheKeptPythonFrames) {
   for (const Json& f : same["frames"]) EXPECT_EQ(f["function"].get<std::string>().find("left out"), std::string::npos);
 }
 
+// The code of `python3 -c` has no file ("<string>", as code a library makes with exec() has), yet it
+// is the user's: the interpreter's command line says so. Under a --focus that leaves the library
+// out, the agent goes on past the library's kept frames to the -c code's line, which names the
+// site. The same code from a file of no focus is not the user's: the innermost real file names it.
+TEST_F(ProgramRun, TheCodeOfPythonDashCIsTheUsers) {
+  const std::string library = std::string(TLEAK_SOURCE_DIR) + "/tests/programs/python_lib";
+  const std::string code = "import sys\n"
+                           "sys.path.insert(0, '" + library + "')\n"
+                           "import deep_helper, tleak\n"
+                           "kept = []\n"
+                           "for step in tleak.iterations(range(30)):\n"
+                           "    kept.append(deep_helper.grow())\n"
+                           "print('kept', len(kept))\n";
+  const std::string elsewhere = path("nothing/");
+  auto r = tleak_run({"--focus", elsewhere}, {TLEAK_PYTHON, "-u", "-c", code});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "kept 30\n");
+  EXPECT_EQ(report_["run"]["program"]["python_main_code"], "<string>");
+  EXPECT_EQ(report_["run"]["program"]["focus"], elsewhere);
+  const Json& top = report_["sites"][0];
+  EXPECT_EQ(top["verdict"], "growth");
+  EXPECT_EQ(top["label"], "<string>:6 in <module>");
+  EXPECT_NE(r.err.find("growth: +64.0 KiB per iteration at <string>:6 in <module>"), std::string::npos) << r.err;
+  std::vector<std::string> python;
+  for (const Json& f : top["frames"]) {
+    if (f["kind"] == "python") python.push_back(f["function"].get<std::string>() + ":" + std::to_string(f["line"].get<int>()));
+  }
+  ASSERT_EQ(python.size(), 14u) << top["frames"].dump(1);
+  EXPECT_EQ(python[12], "(10 Python frames left out):0");
+  EXPECT_EQ(python[13], "<module>:6");
+
+  const std::string script = path("keep.py");
+  std::ofstream(script) << code;
+  r = tleak_run({"--focus", elsewhere}, {TLEAK_PYTHON, script});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(report_["run"]["program"]["python_main_code"].is_null());
+  EXPECT_EQ(report_["sites"][0]["label"],
+            "deep_helper.py:" + std::to_string(line_of("python_lib/deep_helper.py", "ALLOCATE")) + " in down");
+}
+
 // A daemon thread still allocating in C (no GIL) while the interpreter finalizes, which frees that
 // thread's state: its allocations from then on get no Python frames, read from nothing freed
 // (before, 27,000 of them per run carried the frames of a finalizing interpreter's freed state),

@@ -26,6 +26,43 @@ TEST(PythonFiles, AFocusIsAPrefixAndNothingElse) {
   EXPECT_TRUE(python_file_is_users("/usr/lib/python3/dist-packages/torch/nn/modules/linear.py", "/usr/lib/python3/dist-packages/torch/"));
 }
 
+// The code of `python3 -c` or of a script from standard input is the user's, though it has no
+// file; code of the same name that a library made with exec() is not, in any other program.
+TEST(PythonFiles, AProgramsOwnCodeWithoutAFileIsTheUsers) {
+  EXPECT_TRUE(python_file_is_users("<string>", "", "<string>"));
+  EXPECT_TRUE(python_file_is_users("<stdin>", "/home/me/", "<stdin>"));
+  EXPECT_FALSE(python_file_is_users("<string>", "", "<stdin>"));
+  EXPECT_TRUE(python_file_is_users("/home/me/train.py", "", "<string>"));
+  EXPECT_FALSE(python_file_is_users("/usr/lib/python3.11/threading.py", "", "<string>"));
+}
+
+TEST(PythonFiles, TheMainCodeIsReadFromCPythonsCommandLine) {
+  using namespace std::string_view_literals;
+  const auto main_code = [](std::string_view command_line) {
+    return python_main_code("/usr/bin/python3.11", command_line);
+  };
+  EXPECT_EQ(main_code("python3\0-c\0print(1)\0"sv), "<string>");
+  EXPECT_EQ(main_code("python3\0-Sc\0print(1)\0"sv), "<string>");
+  EXPECT_EQ(main_code("python3\0-cprint(1)\0"sv), "<string>");
+  EXPECT_EQ(main_code("python3\0-X\0dev\0-W\0error\0-c\0pass\0"sv), "<string>");
+  EXPECT_EQ(main_code("python3\0-Xdev\0-c\0pass\0"sv), "<string>");
+  EXPECT_EQ(main_code("python3\0--check-hash-based-pycs\0never\0-c\0pass\0"sv), "<string>");
+  EXPECT_EQ(main_code("python3\0-\0"sv), "<stdin>");
+  EXPECT_EQ(main_code("python3\0-u\0"sv), "<stdin>");
+  EXPECT_EQ(main_code("python3\0"sv), "<stdin>");
+  EXPECT_EQ(main_code("python3\0--\0"sv), "<stdin>");
+  EXPECT_EQ(main_code("python3\0train.py\0-c\0"sv), "");
+  EXPECT_EQ(main_code("python3\0-u\0train.py\0"sv), "");
+  EXPECT_EQ(main_code("python3\0--\0-c\0"sv), "");  // a script named "-c"
+  EXPECT_EQ(main_code("python3\0-m\0pytest\0-c\0x\0"sv), "");
+  EXPECT_EQ(main_code("python3\0-W\0-c\0train.py\0"sv), "");  // "-c" is -W's value
+  EXPECT_EQ(main_code("python3\0-c\0pass"sv), "<string>");  // no final NUL
+  EXPECT_EQ(main_code(""sv), "");
+  // Not CPython's command line: a program embedding the interpreter, or any other.
+  EXPECT_EQ(python_main_code("/usr/bin/myapp", "myapp\0-c\0config\0"sv), "");
+  EXPECT_EQ(python_main_code("/opt/venv/bin/python", "python\0-c\0pass\0"sv), "<string>");
+}
+
 TEST(PythonFiles, TheImportMachineryIsToldApart) {
   EXPECT_TRUE(python_file_is_import_machinery("<frozen importlib._bootstrap>"));
   EXPECT_TRUE(python_file_is_import_machinery("<frozen importlib._bootstrap_external>"));

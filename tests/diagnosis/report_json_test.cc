@@ -210,7 +210,7 @@ TEST(ReportText, PythonSiteLabelIsTheUsersFrameElseTheInnermostRealFile) {
   // machinery every import shares.
   EXPECT_EQ(site_label({native, machinery, library, machinery}), "torch/__init__.py:218 in <module>");
   EXPECT_EQ(site_label({native, machinery}), "<frozen importlib._bootstrap>:241 in _call_with_frames_removed");
-  EXPECT_EQ(site_label({native, machinery, library, users}, "/usr/lib/python3/dist-packages/torch/"),
+  EXPECT_EQ(site_label({native, machinery, library, users}, {"/usr/lib/python3/dist-packages/torch/"}),
             "torch/__init__.py:218 in <module>");
 }
 

@@ -45,7 +45,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     tleak::Symbolizer no_files(std::vector<tleak::ModuleInfo>{});  // never opens the paths of the input
     Report report;
     fill_report(report, recording, ClassifierOptions{}, {}, [&](tleak::SiteId s) { return source.stack(s); },
-                [&](std::uintptr_t word, std::vector<tleak::Frame>& stack) { source.resolve(word, no_files, stack); }, "", kListed, judged);
+                [&](std::uintptr_t word, std::vector<tleak::Frame>& stack) { source.resolve(word, no_files, stack); }, kListed, judged);
     std::int64_t leaked = 0, reachable = report.omitted_sites.reachable_at_exit_bytes;
     std::int64_t unjudged = report.omitted_sites.unjudged_at_exit_bytes;
     for (const SiteReport& site : report.sites) {

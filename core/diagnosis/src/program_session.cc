@@ -332,9 +332,11 @@ Report run_program(const ProgramOptions& o) {
     info.snapshot = snapshot;
     info.exit_scan = rec.end == RunEnd::kExitScan;
     info.exit_scan_root_bytes = info.exit_scan ? static_cast<std::int64_t>(source.reach_root_bytes()) : 0;
+    if (!o.focus.empty()) info.focus = o.focus;
+    if (!source.python_main_code().empty()) info.python_main_code = source.python_main_code();
     out.run.program = info;
     fill_report(out, rec, o.thresholds, {}, [&source](SiteId s) { return source.stack(s); },
-                [&](std::uintptr_t word, std::vector<Frame>& stack) { source.resolve(word, symbolizer, stack); }, o.focus, o.max_sites, judged);
+                [&](std::uintptr_t word, std::vector<Frame>& stack) { source.resolve(word, symbolizer, stack); }, o.max_sites, judged);
     out.run.duration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   };
   source.on_snapshot = [&](const std::string& name) {

@@ -35,14 +35,13 @@ namespace {
 // import deeper than the stack kept, a library's own thread), the innermost frame of a real file:
 // "torch/__init__.py:218" says which import it was, where the import machinery's own frames
 // ("<frozen importlib._bootstrap>") read the same for every import.
-std::size_t user_python_frame(const std::vector<Frame>& frames, const std::string& focus) {
+std::size_t user_python_frame(const std::vector<Frame>& frames, PythonUsersCode mine) {
   std::size_t first_python = std::string::npos, first_file = std::string::npos;
   for (std::size_t i = 0; i < frames.size(); ++i) {
     if (frames[i].kind != "python") continue;
     if (first_python == std::string::npos) first_python = i;
     if (first_file == std::string::npos && !frames[i].file.empty() && frames[i].file[0] != '<') first_file = i;
-    const bool mine = agent::python_file_is_users(frames[i].file, focus);
-    if (mine) return i;
+    if (agent::python_file_is_users(frames[i].file, mine.focus, mine.main_code)) return i;
   }
   return first_file != std::string::npos ? first_file : first_python;
 }
@@ -68,19 +67,26 @@ std::string_view file_name(std::string_view path) {
   return slash == std::string_view::npos ? path : path.substr(slash + 1);
 }
 
-std::size_t user_frame_index(const std::vector<Frame>& frames, const std::string& focus) {
-  if (const std::size_t python = user_python_frame(frames, focus); python != std::string::npos) return python;
+PythonUsersCode python_users_code(const RunInfo& run) {
+  if (!run.program) return {};
+  // Views of the report's own strings (value_or would make temporaries).
+  const auto view = [](const std::optional<std::string>& text) { return text ? std::string_view(*text) : std::string_view{}; };
+  return {view(run.program->focus), view(run.program->python_main_code)};
+}
+
+std::size_t user_frame_index(const std::vector<Frame>& frames, PythonUsersCode mine) {
+  if (const std::size_t python = user_python_frame(frames, mine); python != std::string::npos) return python;
   for (std::size_t i = 0; i < frames.size(); ++i) {
     if (!is_allocation_plumbing(frames[i]) && !is_runtime(frames[i])) return i;
   }
   return 0;
 }
 
-std::string site_label(const std::vector<Frame>& frames, const std::string& focus) {
+std::string site_label(const std::vector<Frame>& frames, PythonUsersCode mine) {
   if (frames.empty()) return "(no stack recorded)";
   // The first frame outside allocation plumbing and tleak's runtime is the code that asked; the
   // runtime function it called (if any) says what it asked for.
-  const std::size_t user = user_frame_index(frames, focus);
+  const std::size_t user = user_frame_index(frames, mine);
   const Frame& chosen = frames[user];
   if (chosen.kind == "python") {
     // A package's __init__.py is named with its package ("torch/__init__.py"): alone it names none.

@@ -73,7 +73,7 @@ void fill_totals(Report& report, const Recording& rec, const std::vector<Allocat
 }
 
 void fill_findings(Report& report, const Recording& rec, const Diagnosis& diagnosis, const SiteStack& stack,
-                   const FrameResolver& resolve, const std::string& focus) {
+                   const FrameResolver& resolve) {
   report.total_growth = diagnosis.total_growth;
   report.total_retained = diagnosis.total_retained;
   report.timeline.stride = rec.mark_stride;
@@ -85,6 +85,7 @@ void fill_findings(Report& report, const Recording& rec, const Diagnosis& diagno
   report.omitted_sites = diagnosis.omitted;
   summary.bounded_sites = diagnosis.omitted.sites;
   report.sites.reserve(report.sites.size() + diagnosis.sites.size());
+  const PythonUsersCode mine = python_users_code(report.run);
   for (const SiteFinding& f : diagnosis.sites) {
     summary.leak_sites += f.verdict == Verdict::kLeak;
     summary.growth_sites += f.verdict == Verdict::kGrowth;
@@ -96,7 +97,7 @@ void fill_findings(Report& report, const Recording& rec, const Diagnosis& diagno
     s.reason = f.reason;
     s.allocator = rec.allocator_names[f.allocator];
     s.frames = site_frames(stack(f.site), resolve);
-    s.label = site_label(s.frames, focus);
+    s.label = site_label(s.frames, mine);
     s.allocations = f.allocations;
     s.frees = f.frees;
     s.bytes_allocated = f.bytes_allocated;
@@ -141,12 +142,12 @@ std::vector<Frame> site_frames(const std::vector<std::uintptr_t>& addresses, con
 
 void fill_report(Report& report, const Recording& recording, const ClassifierOptions& options,
                  const std::vector<AllocatorStats>& stats, const SiteStack& stack, const FrameResolver& resolve,
-                 const std::string& focus, std::size_t max_sites, const SiteJudgements* judged) {
+                 std::size_t max_sites, const SiteJudgements* judged) {
   fill_totals(report, recording, stats);
   Diagnosis diagnosis = judged != nullptr ? classify(recording, options, max_sites, step_words(report.run), *judged)
                                           : classify(recording, options, max_sites, step_words(report.run));
   end_profile::lap("classify");
-  fill_findings(report, recording, diagnosis, stack, resolve, focus);
+  fill_findings(report, recording, diagnosis, stack, resolve);
   end_profile::lap("findings");
 }
 

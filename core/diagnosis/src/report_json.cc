@@ -65,9 +65,10 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ClassifierOptions, warmup_fracti
                                    growth_min_confidence, growth_min_trend_z, growth_min_rise_bytes, tail_fraction,
                                    tail_min_slope_ratio, retained_min_bytes, retained_min_drag_share,
                                    retained_min_drag_iterations, retained_min_drag_ops, leak_min_bytes)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ProgramInfo, command, pid, exit_status, exit_signal,
+// With defaults: a report written before `focus` and `python_main_code` still reads.
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ProgramInfo, command, pid, exit_status, exit_signal,
                                                 stopped_by, clock, sample_seconds, exit_scan,
-                                                exit_scan_root_bytes, snapshot)
+                                                exit_scan_root_bytes, snapshot, focus, python_main_code)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RunInfo, scenario, variant, mode, iterations, scale,
                                                 stack_depth, tleak_version, started_at,
                                                 duration_seconds, host, under_valgrind, tracked,

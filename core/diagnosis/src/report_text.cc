@@ -33,15 +33,15 @@ bool shown_alike(const Frame& a, const Frame& b) {
 }
 
 // The frames the text shows for a site: from the runtime call its label names, down its callers.
-std::size_t first_shown_frame(const SiteReport& s) {
-  const std::size_t user = user_frame_index(s.frames);
+std::size_t first_shown_frame(const SiteReport& s, PythonUsersCode mine) {
+  const std::size_t user = user_frame_index(s.frames, mine);
   return user > 0 ? user - 1 : 0;
 }
 
 constexpr std::size_t kShownFrames = 3;
 
-bool shown_alike(const SiteReport& a, const SiteReport& b) {
-  const std::size_t fa = first_shown_frame(a), fb = first_shown_frame(b);
+bool shown_alike(const SiteReport& a, const SiteReport& b, PythonUsersCode mine) {
+  const std::size_t fa = first_shown_frame(a, mine), fb = first_shown_frame(b, mine);
   if (a.label != b.label || fa != fb) return false;
   for (std::size_t k = 0; k < kShownFrames; ++k) {
     const bool in_a = fa + k < a.frames.size(), in_b = fb + k < b.frames.size();
@@ -54,8 +54,8 @@ bool shown_alike(const SiteReport& a, const SiteReport& b) {
 // PyTorch line whose module call allocates in several places), the function on its allocation path
 // that the other's lacks: its innermost named frame, past allocation plumbing, not among the
 // other's hidden frames ("t::call", the transpose, beside "addmm::call"). Null if there is none.
-const Frame* where_stacks_part(const SiteReport& s, const SiteReport& other) {
-  const std::size_t hidden = first_shown_frame(s), other_hidden = first_shown_frame(other);
+const Frame* where_stacks_part(const SiteReport& s, const SiteReport& other, PythonUsersCode mine) {
+  const std::size_t hidden = first_shown_frame(s, mine), other_hidden = first_shown_frame(other, mine);
   for (std::size_t k = 0; k < hidden; ++k) {
     const Frame& frame = s.frames[k];
     if (frame.function.empty() || frame.function == "??" || is_allocation_plumbing(frame)) continue;
@@ -115,6 +115,8 @@ std::string render_text(const Report& r, std::size_t max_sites) {
   } else {
     out << r.summary.bounded_sites << " bounded (retained not measured: no uses seen)\n";
   }
+  // The frames shown begin where the label's frame does.
+  const PythonUsersCode mine = python_users_code(r.run);
   for (std::size_t i = 0; i < r.sites.size() && i < max_sites; ++i) {
     const SiteReport& s = r.sites[i];
     char verdict[16];
@@ -130,11 +132,11 @@ std::string render_text(const Report& r, std::size_t max_sites) {
     // Every site of a group that reads alike says what sets it apart from the first other one.
     const std::size_t listed = std::min(r.sites.size(), max_sites);
     for (std::size_t j = 0; j < listed; ++j) {
-      if (j == i || !shown_alike(s, r.sites[j])) continue;
-      if (const Frame* part = where_stacks_part(s, r.sites[j])) print("via", *part);
+      if (j == i || !shown_alike(s, r.sites[j], mine)) continue;
+      if (const Frame* part = where_stacks_part(s, r.sites[j], mine)) print("via", *part);
       break;
     }
-    const std::size_t first = first_shown_frame(s);
+    const std::size_t first = first_shown_frame(s, mine);
     for (std::size_t f = first; f < s.frames.size() && f < first + kShownFrames; ++f) print("at", s.frames[f]);
   }
   if (r.sites.size() > max_sites) out << "  ... " << r.sites.size() - max_sites << " more in the JSON report\n";

@@ -22,8 +22,9 @@ namespace tleak::agent {
 
 inline constexpr std::uint32_t kProtocolMagic = 0x6b61656c;  // "leak"
 // 4: kPythonGapBit; 5: message slots (kSlot); 6: stacks named by their thread's cache slot, interned
-// by the parent (SiteRecord); 7: the reachability answer's later pieces named (kReachMore)
-inline constexpr std::uint32_t kProtocolVersion = 7;
+// by the parent (SiteRecord); 7: the reachability answer's later pieces named (kReachMore); 8: the
+// hello names a Python program's main code without a file (PythonMainCode)
+inline constexpr std::uint32_t kProtocolVersion = 8;
 inline constexpr std::uint32_t kMaxMessageBytes = 64 * 1024;
 inline constexpr std::uint32_t kMaxFrames = 64;
 // An allocation made with less of its thread's stack left than this below malloc's frame is sent
@@ -79,6 +80,10 @@ struct RecordHeader {
   std::uint32_t size;  // bytes, this header included, multiple of 8
 };
 
+// The code a Python program ran as its own without a file (tleak/agent/python_files.h,
+// python_main_code): the user's, for site labels.
+enum class PythonMainCode : std::uint32_t { kNone = 0, kString = 1, kStdin = 2 };
+
 struct HelloRecord {
   RecordHeader header;
   std::uint32_t magic;
@@ -87,6 +92,8 @@ struct HelloRecord {
   std::uint32_t stack_depth;
   std::uint64_t start_ns;
   std::uint64_t sample_ns;
+  PythonMainCode python_main;  // the Python program's own code without a file, if any
+  std::uint32_t reserved;
   // followed by the executable's path, NUL-terminated, padded to 8
 };
 

@@ -12,9 +12,61 @@ constexpr bool python_file_is_import_machinery(std::string_view file) {
   return file.starts_with("<frozen importlib");
 }
 
-// The user's code: under `focus` when one is given (tleak run --focus), else every real file but
-// the standard library's, installed packages' (site-packages, dist-packages) and frozen modules'.
-constexpr bool python_file_is_users(std::string_view file, std::string_view focus) {
+// The name CPython gives the code of a program that has no file of its own: "<string>" for
+// `python3 -c CODE`, "<stdin>" for one read from standard input (`python3 -`, or no script named),
+// empty for a script, `-m module`, or a process that is not the python executable (its command line
+// is not CPython's). That code is the user's, though not a real file: only the command line tells
+// it from code made by exec() in a library (a dataclass's __init__, a .pth file's line), which has
+// the same name. `command_line`: the process's arguments as /proc/self/cmdline holds them, each
+// followed by a NUL.
+// (No substr: it may throw, and the agent, which runs this, must not call into the C++ library.)
+constexpr std::string_view python_main_code(std::string_view executable, std::string_view command_line) {
+  const std::size_t slash = executable.rfind('/');
+  const std::size_t name = slash == std::string_view::npos ? 0 : slash + 1;
+  if (!std::string_view(executable.data() + name, executable.size() - name).starts_with("python")) return {};
+  std::string_view rest = command_line;
+  // The next argument, taken off `rest`; false when there is none.
+  const auto take = [&rest](std::string_view* argument) {
+    if (rest.empty()) return false;
+    const std::size_t end = rest.find('\0');
+    if (end == std::string_view::npos) {
+      *argument = rest;
+      rest = {};
+    } else {
+      *argument = std::string_view(rest.data(), end);
+      rest.remove_prefix(end + 1);
+    }
+    return true;
+  };
+  std::string_view argument;
+  if (!take(&argument)) return {};  // argv[0]
+  while (take(&argument)) {
+    if (argument == "-") return "<stdin>";
+    if (argument == "--") return take(&argument) ? std::string_view{} : "<stdin>";
+    if (argument.starts_with("--")) {
+      if (argument == "--check-hash-based-pycs") take(&argument);  // its value
+      continue;
+    }
+    if (!argument.starts_with("-")) return {};  // a script
+    // Short options, which may come together ("-Sc CODE", "-cCODE"); -W and -X take the rest of
+    // theirs or the next argument.
+    for (std::size_t k = 1; k < argument.size(); ++k) {
+      if (argument[k] == 'c') return "<string>";
+      if (argument[k] == 'm') return {};
+      if (argument[k] == 'W' || argument[k] == 'X') {
+        if (k + 1 == argument.size()) take(&argument);
+        break;
+      }
+    }
+  }
+  return "<stdin>";  // no script: standard input, read as a program or interactively
+}
+
+// The user's code: the program's own code that has no file (`main_code`, python_main_code()); then
+// what is under `focus` when one is given (tleak run --focus), else every real file but the
+// standard library's, installed packages' (site-packages, dist-packages) and frozen modules'.
+constexpr bool python_file_is_users(std::string_view file, std::string_view focus, std::string_view main_code = {}) {
+  if (!main_code.empty() && file == main_code) return true;
   if (!focus.empty()) return file.starts_with(focus);
   return !file.empty() && file[0] != '<' && file.find("/lib/python3") == std::string_view::npos &&
          file.find("/site-packages/") == std::string_view::npos &&

@@ -30,6 +30,10 @@ struct ProgramInfo {
   bool exit_scan = false;          // blocks left at exit were scanned for reachability
   std::int64_t exit_scan_root_bytes = 0;
   std::optional<std::string> snapshot;  // set in a snapshot's report: its name
+  // Whose Python code the labels took for the user's (PythonUsersCode): tleak run --focus, and the
+  // program's own code without a file ("<string>" of python3 -c, "<stdin>"); null: none.
+  std::optional<std::string> focus;
+  std::optional<std::string> python_main_code;
 };
 
 struct RunInfo {
@@ -157,12 +161,20 @@ struct Report {
 // Fills `agrees` and `agreement` from the figures (and whether the pool was annotated).
 void judge_agreement(MemcheckFigures& m, bool pool_annotated);
 
+// Whose Python code is the user's (tleak/agent/python_files.h): the files under `focus` (empty:
+// every file not installed), and the program's own code without a file (`main_code`).
+struct PythonUsersCode {
+  std::string_view focus = {};
+  std::string_view main_code = {};
+};
+// As a program's report records it (ProgramInfo); none for a scenario's.
+PythonUsersCode python_users_code(const RunInfo& run);
+
 // "constant in build_step (graph.cc:42)": the runtime call (if any) and the function that made it,
 // without parameters and namespaces, and where.
 // With Python frames, "train.py:14 in train_step": the innermost Python frame of the user's code
-// (not the standard library nor an installed package; with `focus`, the first whose file starts
-// with it).
-std::string site_label(const std::vector<Frame>& frames, const std::string& focus = "");
+// (`mine`: by default not the standard library nor an installed package).
+std::string site_label(const std::vector<Frame>& frames, PythonUsersCode mine = {});
 // The last component of a path: how reports name a source file or a program.
 std::string_view file_name(std::string_view path);
 // Frames that are allocation plumbing (the C and C++ runtimes' allocating functions, std::,
@@ -170,7 +182,7 @@ std::string_view file_name(std::string_view path);
 // that asked for memory.
 bool is_allocation_plumbing(const Frame& frame);
 // Index of the frame the label names: the first outside allocation plumbing and tleak's runtime.
-std::size_t user_frame_index(const std::vector<Frame>& frames, const std::string& focus = "");
+std::size_t user_frame_index(const std::vector<Frame>& frames, PythonUsersCode mine = {});
 // How a frame is named in labels and text: its short function, or where no symbol names it (a
 // stripped program), its place in its module, "cat+0x4a2f", which addr2line or a debugger turns
 // into a line given the module's debug info.

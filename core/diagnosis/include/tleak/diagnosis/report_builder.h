@@ -21,8 +21,8 @@ using SiteStack = std::function<std::vector<std::uintptr_t>(SiteId)>;
 using FrameResolver = std::function<void(std::uintptr_t, std::vector<Frame>&)>;
 
 // `stats`: the allocators' own figures in AllocatorId order, or empty when the source has none
-// (a program's malloc): rounded and reserved bytes are then reported as the live ones. `focus`:
-// a path prefix that marks the user's code for site labels (site_label).
+// (a program's malloc): rounded and reserved bytes are then reported as the live ones. Site labels
+// take the user's Python code to be what `report.run.program` says (python_users_code).
 // `max_sites`: bounded sites past this many (the smallest peaks) are added up in omitted_sites
 // instead of listed; leak, growth and retained sites always are.
 // A thousand: more than anyone reads, and a program that makes hundreds of thousands of stacks
@@ -36,7 +36,7 @@ std::vector<Frame> site_frames(const std::vector<std::uintptr_t>& addresses, con
 // `judged`: the recording's sites judged before its end (classify), or null.
 void fill_report(Report& report, const Recording& recording, const ClassifierOptions& options,
                  const std::vector<AllocatorStats>& stats, const SiteStack& stack, const FrameResolver& resolve,
-                 const std::string& focus = "", std::size_t max_sites = kDefaultMaxSites,
+                 std::size_t max_sites = kDefaultMaxSites,
                  const SiteJudgements* judged = nullptr);
 
 // The untracked baseline: only the allocators' own figures.
