@@ -1498,6 +1498,9 @@ TEST_F(ProgramRun, TheCodeOfPythonDashCIsTheUsers) {
   EXPECT_EQ(top["verdict"], "growth");
   EXPECT_EQ(top["label"], "<string>:6 in <module>");
   EXPECT_NE(r.err.find("growth: +64.0 KiB per iteration at <string>:6 in <module>"), std::string::npos) << r.err;
+  // The text shows the site's frames from the one its label names, by the same rule.
+  EXPECT_NE(r.err.find("           at (10 Python frames left out)\n           at <module>  <string>:6\n"), std::string::npos)
+      << r.err;
   std::vector<std::string> python;
   for (const Json& f : top["frames"]) {
     if (f["kind"] == "python") python.push_back(f["function"].get<std::string>() + ":" + std::to_string(f["line"].get<int>()));

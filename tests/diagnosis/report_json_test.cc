@@ -196,6 +196,10 @@ TEST(ReportText, SiteLabelSkipsPlumbingAndShortensNames) {
   EXPECT_EQ(site_label({stripped}), "cat+0x6459");
   EXPECT_EQ(frame_short_name(stripped), "cat+0x6459");
   EXPECT_EQ(frame_short_name(Frame{5, "??", "", 0, "", 0}), "??");  // not even a module
+  // Python frames as the agent named them.
+  EXPECT_EQ(frame_short_name(Frame{0, "Model.<locals>.step", "/home/me/train.py", 0, "/home/me/train.py", 9, "python"}),
+            "Model.<locals>.step");
+  EXPECT_EQ(frame_short_name(Frame{0, "(10 Python frames left out)", "", 0, "", 0, "python"}), "(10 Python frames left out)");
 }
 
 TEST(ReportText, PythonSiteLabelIsTheUsersFrameElseTheInnermostRealFile) {

@@ -49,6 +49,9 @@ std::size_t user_python_frame(const std::vector<Frame>& frames, PythonUsersCode 
 }  // namespace
 
 std::string frame_short_name(const Frame& frame) {
+  // A Python function's name is no C++ name to shorten ("Model.<locals>.step"), and tleak's own
+  // Python frames say what they stand for in words ("(10 Python frames left out)").
+  if (frame.kind == "python") return frame.function;
   const bool unnamed = frame.function.empty() || frame.function == "??";
   if (!unnamed || frame.module.empty()) return short_function(frame.function);
   char offset[32];
