@@ -21,6 +21,15 @@
 
 namespace tleak {
 
+const char* frame_kind_name(FrameKind kind) {
+  switch (kind) {
+    case FrameKind::kNative: return "native";
+    case FrameKind::kInlined: return "inlined";
+    case FrameKind::kPython: return "python";
+  }
+  return "native";
+}
+
 std::string demangle(const char* symbol) {
   if (symbol == nullptr) return "??";
   int status = 0;
@@ -359,7 +368,7 @@ struct Symbolizer::Dwarf {
     if (name != nullptr && dwarf_lineno(found, &line) == 0) file = name;
     for (std::size_t i = calls.size(); i-- > 0;) {
       Frame callee = frame;
-      callee.kind = "inlined";
+      callee.kind = FrameKind::kInlined;
       callee.function = inlined_function(&calls[i]);
       callee.file = file;
       callee.line = line;

@@ -25,7 +25,7 @@ SiteSummary site_of(const std::vector<Frame>& frames, const std::string& label, 
 }
 
 SiteSummary site(const std::string& function, int line, const std::string& verdict, std::int64_t peak) {
-  return site_of({Frame{1, function, "prog", 10, "/build/a/src/x.cc", line, "native"}},
+  return site_of({Frame{1, function, "prog", 10, "/build/a/src/x.cc", line, FrameKind::kNative}},
                  function + ":" + std::to_string(line), verdict, peak);
 }
 
@@ -73,12 +73,12 @@ TEST(DiffMatching, ASiteWhoseLineMovedStillMatchesWhenAlone) {
 // function, told apart only by what was inlined, are not guessed at.
 TEST(DiffMatching, AReportWithoutInlinedFramesMatchesByTheFramesNotInlined) {
   const auto native = [](const std::string& function, const std::string& file, int line) {
-    return Frame{1, function, "prog", 10, file, line, "native"};
+    return Frame{1, function, "prog", 10, file, line, FrameKind::kNative};
   };
   const auto inlined = [](const std::string& function, const std::string& file, int line) {
-    return Frame{1, function, "prog", 10, file, line, "inlined"};
+    return Frame{1, function, "prog", 10, file, line, FrameKind::kInlined};
   };
-  const Frame new_op{2, "operator new(unsigned long)", "libstdc++.so.6", 20, "", 0, "native"};
+  const Frame new_op{2, "operator new(unsigned long)", "libstdc++.so.6", 20, "", 0, FrameKind::kNative};
   const Frame main_frame = native("main", "main.cc", 30);
   const SiteSummary old_rows = site_of({new_op, native("grow_rows(int)", "new_allocator.h", 137), main_frame},
                                        "operator new (libstdc++.so.6)", "bounded", 100);

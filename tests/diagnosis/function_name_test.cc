@@ -12,7 +12,7 @@ namespace {
 // A function the compiler inlined into `module`, at a line of `file`.
 Frame inlined(std::string function, std::string module, std::string file) {
   Frame frame{1, std::move(function), std::move(module), 1, std::move(file), 10};
-  frame.kind = "inlined";
+  frame.kind = FrameKind::kInlined;
   return frame;
 }
 

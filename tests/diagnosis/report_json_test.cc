@@ -110,6 +110,16 @@ TEST(ReportJson, NamesAMissingOrMistypedField) {
   j = to_json(sample_report());
   j["totals"]["leaked_bytes"] = "lots";
   EXPECT_THROW(report_from_json(j), ReportError);
+  j = to_json(sample_report());
+  j["sites"][0]["frames"][0]["kind"] = "jit";
+  try {
+    report_from_json(j);
+    FAIL();
+  } catch (const ReportError& e) {
+    EXPECT_STREQ(e.what(), "a frame of unknown kind \"jit\" (native, inlined or python)");
+  }
+  j["sites"][0]["frames"][0]["kind"] = 3;
+  EXPECT_THROW(report_from_json(j), ReportError);
 }
 
 // Found by the fuzzer under UBSan: the JSON library converts a fraction, or a number beyond the
@@ -197,18 +207,18 @@ TEST(ReportText, SiteLabelSkipsPlumbingAndShortensNames) {
   EXPECT_EQ(frame_short_name(stripped), "cat+0x6459");
   EXPECT_EQ(frame_short_name(Frame{5, "??", "", 0, "", 0}), "??");  // not even a module
   // Python frames as the agent named them.
-  EXPECT_EQ(frame_short_name(Frame{0, "Model.<locals>.step", "/home/me/train.py", 0, "/home/me/train.py", 9, "python"}),
+  EXPECT_EQ(frame_short_name(Frame{0, "Model.<locals>.step", "/home/me/train.py", 0, "/home/me/train.py", 9, FrameKind::kPython}),
             "Model.<locals>.step");
-  EXPECT_EQ(frame_short_name(Frame{0, "(10 Python frames left out)", "", 0, "", 0, "python"}), "(10 Python frames left out)");
+  EXPECT_EQ(frame_short_name(Frame{0, "(10 Python frames left out)", "", 0, "", 0, FrameKind::kPython}), "(10 Python frames left out)");
 }
 
 TEST(ReportText, PythonSiteLabelIsTheUsersFrameElseTheInnermostRealFile) {
   const Frame native{1, "malloc", "libc.so.6", 1, "", 0};
   const Frame machinery{2, "_call_with_frames_removed", "<frozen importlib._bootstrap>", 0,
-                        "<frozen importlib._bootstrap>", 241, "python"};
+                        "<frozen importlib._bootstrap>", 241, FrameKind::kPython};
   const Frame library{3, "<module>", "/usr/lib/python3/dist-packages/torch/__init__.py", 0,
-                      "/usr/lib/python3/dist-packages/torch/__init__.py", 218, "python"};
-  const Frame users{4, "<module>", "/home/me/train.py", 0, "/home/me/train.py", 3, "python"};
+                      "/usr/lib/python3/dist-packages/torch/__init__.py", 218, FrameKind::kPython};
+  const Frame users{4, "<module>", "/home/me/train.py", 0, "/home/me/train.py", 3, FrameKind::kPython};
   EXPECT_EQ(site_label({native, machinery, library, machinery, users}), "train.py:3 in <module>");
   // The user's frame cut off (an import deeper than the stack kept): which import, not the
   // machinery every import shares.
@@ -250,8 +260,8 @@ TEST(ReportText, SitesThatReadAlikeSayWhatSetsThemApart) {
   r.sites.clear();
   const Frame alloc{1, "malloc", "libc.so.6", 1, "", 0};
   const Frame call_impl{2, "Module._call_impl", "/usr/lib/python3/dist-packages/torch/nn/modules/module.py", 0,
-                        "/usr/lib/python3/dist-packages/torch/nn/modules/module.py", 1194, "python"};
-  const Frame users{3, "<module>", "/home/me/train.py", 0, "/home/me/train.py", 18, "python"};
+                        "/usr/lib/python3/dist-packages/torch/nn/modules/module.py", 1194, FrameKind::kPython};
+  const Frame users{3, "<module>", "/home/me/train.py", 0, "/home/me/train.py", 18, FrameKind::kPython};
   const Frame linear{4, "at::native::linear(at::Tensor const&)", "libtorch_cpu.so", 4, "", 0};
   const Frame relu{5, "at::native::relu(at::Tensor const&)", "libtorch_cpu.so", 5, "", 0};
   const Frame empty{6, "at::empty(long)", "libtorch_cpu.so", 6, "", 0};
@@ -294,7 +304,7 @@ namespace {
 TEST(ReportJson, FileTextIsTheSameDocumentAsToJson) {
   Report r = sample_report();
   r.sites[0].live_bytes_at_samples = {0, 1, -2, 9223372036854775807LL};
-  Frame odd{0x5678123, "f\"q\\\n\x01", "m\xc3\xa9", 7, "caf\xc3\xa9.py", 3, "python"};
+  Frame odd{0x5678123, "f\"q\\\n\x01", "m\xc3\xa9", 7, "caf\xc3\xa9.py", 3, FrameKind::kPython};
   r.sites[0].frames.push_back(odd);
   odd.address = 0;
   r.sites[0].frames.push_back(odd);
@@ -334,19 +344,19 @@ TEST(ReportJson, FileTextIsTheSameDocumentAsToJson) {
 // whether it has the whole run, a run cut at either end, or a recursion's frames at one address.
 TEST(ReportJson, InlinedRunsSharedBySitesAreEachSitesOwn) {
   Report r = sample_report();
-  const auto frame = [](std::uintptr_t address, const std::string& function, const std::string& kind) {
+  const auto frame = [](std::uintptr_t address, const std::string& function, FrameKind kind) {
     return Frame{address, function, "prog", address - 0x1000, "a.cc", static_cast<int>(address % 97), kind};
   };
-  const Frame new_op = frame(0x1100, "operator new", "native"), main_frame = frame(0x1300, "main", "native");
-  const std::vector<Frame> whole = {new_op, frame(0x1200, "allocate", "inlined"), frame(0x1200, "emplace_back", "inlined"),
-                                    frame(0x1200, "grow", "native"), main_frame};
+  const Frame new_op = frame(0x1100, "operator new", FrameKind::kNative), main_frame = frame(0x1300, "main", FrameKind::kNative);
+  const std::vector<Frame> whole = {new_op, frame(0x1200, "allocate", FrameKind::kInlined), frame(0x1200, "emplace_back", FrameKind::kInlined),
+                                    frame(0x1200, "grow", FrameKind::kNative), main_frame};
   const std::vector<std::vector<Frame>> stacks = {
       whole,
-      {frame(0x1200, "emplace_back", "inlined"), frame(0x1200, "grow", "native"), main_frame},  // cut before
-      {new_op, frame(0x1200, "allocate", "inlined")},                                        // cut after
+      {frame(0x1200, "emplace_back", FrameKind::kInlined), frame(0x1200, "grow", FrameKind::kNative), main_frame},  // cut before
+      {new_op, frame(0x1200, "allocate", FrameKind::kInlined)},                                        // cut after
       whole,
-      {frame(0x1400, "recurse", "native"), frame(0x1400, "recurse", "native"), main_frame},
-      {new_op, frame(0x1200, "allocate", "inlined"), frame(0x1200, "emplace_back", "inlined"), frame(0x1200, "grow", "native")},
+      {frame(0x1400, "recurse", FrameKind::kNative), frame(0x1400, "recurse", FrameKind::kNative), main_frame},
+      {new_op, frame(0x1200, "allocate", FrameKind::kInlined), frame(0x1200, "emplace_back", FrameKind::kInlined), frame(0x1200, "grow", FrameKind::kNative)},
   };
   SiteReport base = r.sites[0];
   r.sites.clear();
@@ -361,7 +371,7 @@ TEST(ReportJson, InlinedRunsSharedBySitesAreEachSitesOwn) {
     ASSERT_EQ(parsed["sites"][i]["frames"].size(), stacks[i].size()) << i;
     for (std::size_t k = 0; k < stacks[i].size(); ++k) {
       EXPECT_EQ(parsed["sites"][i]["frames"][k]["function"], stacks[i][k].function) << i << " " << k;
-      EXPECT_EQ(parsed["sites"][i]["frames"][k]["kind"], stacks[i][k].kind) << i << " " << k;
+      EXPECT_EQ(parsed["sites"][i]["frames"][k]["kind"], frame_kind_name(stacks[i][k].kind)) << i << " " << k;
     }
   }
 }

@@ -12,6 +12,13 @@
 
 namespace tleak {
 
+// What a frame stands for: a return address; a function the compiler inlined into the next frame,
+// at the same address (its line is where it called the frame before it); or a frame of the Python
+// interpreter's stack (then module and file are the script). Reports name it (frame_kind_name).
+enum class FrameKind : std::uint8_t { kNative, kInlined, kPython };
+// "native", "inlined", "python": a report's names.
+const char* frame_kind_name(FrameKind kind);
+
 struct Frame {
   std::uintptr_t address = 0;
   std::string function;  // demangled; "??" when no symbol covers the address
@@ -19,10 +26,7 @@ struct Frame {
   std::uintptr_t module_offset = 0;  // address relative to the module's load base
   std::string file;      // source file, empty without debug info
   int line = 0;
-  // "native"; "inlined": a function the compiler inlined into the next frame, at the same address
-  // (its line is where it called the frame before it); "python" (then module and file are the
-  // script)
-  std::string kind = "native";
+  FrameKind kind = FrameKind::kNative;
 };
 
 // A loaded object of a process as recorded while it ran, so that its addresses can be resolved
@@ -58,7 +62,7 @@ class Symbolizer {
   const Frame& symbolize(std::uintptr_t return_address);
   std::vector<Frame> symbolize(std::span<const std::uintptr_t> return_addresses);
   // Appends what `return_address` stands for in a stack: the functions the compiler inlined there,
-  // as its debug info says, innermost first (frames of kind "inlined"), then symbolize()'s frame.
+  // as its debug info says, innermost first (frames of kind FrameKind::kInlined), then symbolize()'s frame.
   void append_frames(std::uintptr_t return_address, std::vector<Frame>& stack);
 
  private:

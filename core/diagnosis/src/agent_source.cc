@@ -242,7 +242,7 @@ void AgentSource::record(const unsigned char* at, std::uint32_t size) {
         throw StreamError("Python frame record longer than its size");
       }
       Frame frame;
-      frame.kind = "python";
+      frame.kind = FrameKind::kPython;
       frame.file = string_at(at + sizeof(agent::PythonFrameRecord), p.file_bytes);
       frame.module = frame.file;
       frame.function = string_at(at + sizeof(agent::PythonFrameRecord) + p.file_bytes, p.function_bytes);
@@ -565,7 +565,7 @@ void AgentSource::resolve(std::uintptr_t word, Symbolizer& symbolizer, std::vect
     // The agent went past the kept Python frames to the innermost one of the user's code.
     const auto left_out = static_cast<std::uint32_t>(word);
     Frame gap;
-    gap.kind = "python";
+    gap.kind = FrameKind::kPython;
     char text[64];
     std::snprintf(text, sizeof text, "(%u Python frame%s left out)", left_out, left_out == 1 ? "" : "s");
     gap.function = text;
@@ -578,7 +578,7 @@ void AgentSource::resolve(std::uintptr_t word, Symbolizer& symbolizer, std::vect
     return;
   }
   Frame unknown;
-  unknown.kind = "python";
+  unknown.kind = FrameKind::kPython;
   unknown.function = "?? (Python frame not described)";
   stack.push_back(std::move(unknown));
 }

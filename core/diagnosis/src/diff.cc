@@ -119,7 +119,7 @@ std::string site_loose_key(const std::vector<Frame>& frames) {
 std::string site_physical_key(const std::vector<Frame>& frames) {
   std::string key;
   for (const Frame& f : frames) {
-    if (f.kind != "inlined") append_frame_loose_key(key, f.function, f.module);
+    if (f.kind != FrameKind::kInlined) append_frame_loose_key(key, f.function, f.module);
   }
   return key;
 }

@@ -25,7 +25,7 @@ bool is_allocation_plumbing(const Frame& frame) {
   // debug info may name an inlined function of the C++ library with no scope: "allocate"). The
   // function it was inlined into, at the line that called it, is what asked: a header-only
   // library's function ("basic_json::operator[]" of nlohmann's json.hpp) names no site.
-  return frame.kind == "inlined" &&
+  return frame.kind == FrameKind::kInlined &&
          (frame.file.starts_with("/usr/include/") || frame.file.find("/include/c++/") != std::string::npos);
 }
 
@@ -38,7 +38,7 @@ namespace {
 std::size_t user_python_frame(const std::vector<Frame>& frames, PythonUsersCode mine) {
   std::size_t first_python = std::string::npos, first_file = std::string::npos;
   for (std::size_t i = 0; i < frames.size(); ++i) {
-    if (frames[i].kind != "python") continue;
+    if (frames[i].kind != FrameKind::kPython) continue;
     if (first_python == std::string::npos) first_python = i;
     if (first_file == std::string::npos && !frames[i].file.empty() && frames[i].file[0] != '<') first_file = i;
     if (agent::python_file_is_users(frames[i].file, mine.focus, mine.main_code)) return i;
@@ -51,7 +51,7 @@ std::size_t user_python_frame(const std::vector<Frame>& frames, PythonUsersCode 
 std::string frame_short_name(const Frame& frame) {
   // A Python function's name is no C++ name to shorten ("Model.<locals>.step"), and tleak's own
   // Python frames say what they stand for in words ("(10 Python frames left out)").
-  if (frame.kind == "python") return frame.function;
+  if (frame.kind == FrameKind::kPython) return frame.function;
   const bool unnamed = frame.function.empty() || frame.function == "??";
   if (!unnamed || frame.module.empty()) return short_function(frame.function);
   char offset[32];
@@ -91,7 +91,7 @@ std::string site_label(const std::vector<Frame>& frames, PythonUsersCode mine) {
   // runtime function it called (if any) says what it asked for.
   const std::size_t user = user_frame_index(frames, mine);
   const Frame& chosen = frames[user];
-  if (chosen.kind == "python") {
+  if (chosen.kind == FrameKind::kPython) {
     // A package's __init__.py is named with its package ("torch/__init__.py"): alone it names none.
     const std::string_view path = chosen.file, file = file_name(path);
     std::string shown(file);

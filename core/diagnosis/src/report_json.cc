@@ -39,7 +39,7 @@ namespace tleak {
 // Frames live in allocators/; their JSON form is defined here, beside the report's.
 void to_json(nlohmann::json& j, const Frame& f) {
   j = {{"function", f.function}, {"module", f.module}, {"offset", f.module_offset},
-       {"file", f.file},         {"line", f.line},     {"kind", f.kind}};
+       {"file", f.file},         {"line", f.line},     {"kind", frame_kind_name(f.kind)}};
 }
 void from_json(const nlohmann::json& j, Frame& f) {
   j.at("function").get_to(f.function);
@@ -47,7 +47,16 @@ void from_json(const nlohmann::json& j, Frame& f) {
   j.at("offset").get_to(f.module_offset);
   j.at("file").get_to(f.file);
   j.at("line").get_to(f.line);
-  j.at("kind").get_to(f.kind);
+  const std::string& kind = j.at("kind").get_ref<const std::string&>();
+  if (kind == "native") {
+    f.kind = FrameKind::kNative;
+  } else if (kind == "inlined") {
+    f.kind = FrameKind::kInlined;
+  } else if (kind == "python") {
+    f.kind = FrameKind::kPython;
+  } else {
+    throw diagnosis::ReportError("a frame of unknown kind \"" + kind + "\" (native, inlined or python)");
+  }
 }
 
 namespace diagnosis {
@@ -178,7 +187,7 @@ void append_frame(std::string& out, const Frame& f) {
   out += ",\"function\":";
   append_string(out, f.function);
   out += ",\"kind\":";
-  append_string(out, f.kind);
+  append_string(out, frame_kind_name(f.kind));
   out += ",\"line\":";
   append_integer(out, f.line);
   out += ",\"module\":";
@@ -237,7 +246,7 @@ struct FrameRunText {
 // Where the run of frames at frames[i]'s address ends (its last frame: the first not inlined).
 std::size_t run_end(const std::vector<Frame>& frames, std::size_t i) {
   std::size_t end = i;
-  while (end + 1 < frames.size() && frames[end].kind == "inlined" && frames[end + 1].address == frames[i].address) ++end;
+  while (end + 1 < frames.size() && frames[end].kind == FrameKind::kInlined && frames[end + 1].address == frames[i].address) ++end;
   return end;
 }
 

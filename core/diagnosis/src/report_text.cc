@@ -126,7 +126,7 @@ std::string render_text(const Report& r, std::size_t max_sites) {
     const auto print = [&](const char* how, const Frame& frame) {
       out << "           " << how << " " << frame_short_name(frame);
       if (!frame.file.empty()) out << "  " << file_name(frame.file) << ":" << frame.line;
-      if (frame.kind == "inlined") out << "  (inlined)";
+      if (frame.kind == FrameKind::kInlined) out << "  (inlined)";
       out << "\n";
     };
     // Every site of a group that reads alike says what sets it apart from the first other one.
