@@ -30,6 +30,16 @@ const char* frame_kind_name(FrameKind kind) {
   return "native";
 }
 
+bool frame_kind_of_name(std::string_view name, FrameKind* kind) {
+  for (const FrameKind k : {FrameKind::kNative, FrameKind::kInlined, FrameKind::kPython}) {
+    if (name == frame_kind_name(k)) {
+      *kind = k;
+      return true;
+    }
+  }
+  return false;
+}
+
 std::string demangle(const char* symbol) {
   if (symbol == nullptr) return "??";
   int status = 0;

@@ -155,6 +155,8 @@ TEST(Diff, BadInputsAreOneLineAndExitTwo) {
   json newer = diagnosis::to_json(report("s", {}));
   newer["schema"] = "tleak.report/9";
   const std::string full = diagnosis::to_json(report("s", {site("f", "bounded", 1)})).dump();
+  json odd_frame = diagnosis::to_json(report("s", {site("f", "bounded", 1)}));
+  odd_frame["sites"][0]["frames"][0]["kind"] = "jit";
   const struct {
     std::vector<std::string> args;
     std::string message;
@@ -164,6 +166,8 @@ TEST(Diff, BadInputsAreOneLineAndExitTwo) {
       {{"diff", files.write("truncated.json", full.substr(0, full.size() / 2)), good}, "truncated.json: not JSON"},
       {{"diff", files.write("foreign.json", R"({"name": "x"})"), good}, "foreign.json: not a tleak report: no \"schema\" field"},
       {{"diff", files.write("newer.json", newer.dump()), good}, "is newer than this tleak reads"},
+      {{"diff", files.write("odd_frame.json", odd_frame.dump()), good},
+       "odd_frame.json: malformed report: a frame of unknown kind \"jit\" in sites[0] (native, inlined or python)"},
       {{"diff", good, other}, "different scenarios or programs ('s' and 't'); pass --force"},
       {{"diff", good, good, "--max-increase", "lots"}, "--max-increase: 'lots' is not a size"},
       {{"diff", good}, "b"},

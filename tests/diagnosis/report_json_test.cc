@@ -116,7 +116,7 @@ TEST(ReportJson, NamesAMissingOrMistypedField) {
     report_from_json(j);
     FAIL();
   } catch (const ReportError& e) {
-    EXPECT_STREQ(e.what(), "a frame of unknown kind \"jit\" (native, inlined or python)");
+    EXPECT_STREQ(e.what(), "malformed report: a frame of unknown kind \"jit\" (native, inlined or python)");
   }
   j["sites"][0]["frames"][0]["kind"] = 3;
   EXPECT_THROW(report_from_json(j), ReportError);

@@ -7,6 +7,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -18,6 +19,8 @@ namespace tleak {
 enum class FrameKind : std::uint8_t { kNative, kInlined, kPython };
 // "native", "inlined", "python": a report's names.
 const char* frame_kind_name(FrameKind kind);
+// The kind a report's name stands for; false for a name that is none of the three.
+bool frame_kind_of_name(std::string_view name, FrameKind* kind);
 
 struct Frame {
   std::uintptr_t address = 0;

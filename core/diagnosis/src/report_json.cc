@@ -48,14 +48,8 @@ void from_json(const nlohmann::json& j, Frame& f) {
   j.at("file").get_to(f.file);
   j.at("line").get_to(f.line);
   const std::string& kind = j.at("kind").get_ref<const std::string&>();
-  if (kind == "native") {
-    f.kind = FrameKind::kNative;
-  } else if (kind == "inlined") {
-    f.kind = FrameKind::kInlined;
-  } else if (kind == "python") {
-    f.kind = FrameKind::kPython;
-  } else {
-    throw diagnosis::ReportError("a frame of unknown kind \"" + kind + "\" (native, inlined or python)");
+  if (!frame_kind_of_name(kind, &f.kind)) {
+    throw diagnosis::ReportError("malformed report: a frame of unknown kind \"" + kind + "\" (native, inlined or python)");
   }
 }
 
