@@ -274,7 +274,7 @@ TEST_F(ProgramRun, SnapshotsAreFullReportsThatDiffCompares) {
   EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
   const auto d = run_process(TLEAK_BINARY, {"diff", early, late});
   EXPECT_EQ(d.exit_code, 0) << d.err;
-  EXPECT_NE(d.out.find("final live: 40.0 KiB -> 80.0 KiB"), std::string::npos) << d.out;
+  EXPECT_NE(d.out.find("live at last iteration: 40.0 KiB -> 80.0 KiB"), std::string::npos) << d.out;
 }
 
 // A fixed run that lists one site (--max-sites 1: its 64 KiB scratch buffer) beside the leaky run:

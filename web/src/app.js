@@ -219,7 +219,7 @@ function detail(site) {
   panel.hidden = false;
   $("detail-title").textContent = `#${site.id} ${site.verdict}: ${site.label}`;
   $("detail-reason").textContent = site.reason;
-  const figures = [["allocator", site.allocator], ["peak live", bytes(site.peak_live_bytes)], ["final live", bytes(site.final_live_bytes)],
+  const figures = [["allocator", site.allocator], ["peak live", bytes(site.peak_live_bytes)], [`live at last ${words.one}`, bytes(site.final_live_bytes)],
     ["leaked", `${bytes(site.leaked_bytes)} in ${site.leaked_blocks} block(s)`], ["allocations / frees", `${site.allocations} / ${site.frees}`]];
   if (report.run.program) figures.splice(4, 0, ...atExit(site, report.run.program.exit_scan));
   if (site.verdict === "growth") figures.push(["growth", `${byteRate(site.growth.slope_bytes_per_iteration, words)} from ${words.one} ${site.growth.first_iteration}`]);

@@ -72,7 +72,7 @@ export function renderDiff(data) {
       (diff.counts.unlisted ? `, ${diff.counts.unlisted} listed in one run only` : "")),
     ...leftOut(diff.listed),
     figureList([["before (A)", name(a)], ["after (B)", name(b)], ["peak live", pair(t.peak_live_bytes)],
-      ["final live", pair(t.final_live_bytes)], ["leaked", pair(t.leaked_bytes)],
+      [`live at last ${same ? wordsB.one : "sample"}`, pair(t.final_live_bytes)], ["leaked", pair(t.leaked_bytes)],
       ["growth", rates(t.growth_bytes_per_iteration)], ["dead-held peak", retainedPair(t.retained_peak_bytes, "not measured")]]),
     el("h2", {}, same ? `Live bytes per ${wordsB.one === "sample" ? `${wordsB.per} sample` : "iteration"}, both runs` : "Live bytes per step of each run (A and B are sampled differently)"),
     el("div", { id: "diff-timeline", class: "chart" }),

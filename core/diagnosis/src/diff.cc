@@ -326,7 +326,10 @@ std::string render_text(const Diff& d, std::size_t max_sites) {
   const DiffTotals& t = d.totals;
   out << "totals:\n";
   line("peak live", static_cast<double>(t.peak_live_a), static_cast<double>(t.peak_live_b));
-  line("final live", static_cast<double>(t.final_live_a), static_cast<double>(t.final_live_b));
+  // A report's final live bytes are those of its last sample (before a program's exit, or a
+  // scenario's teardown): said so, not "final", which reads as what was left at the end.
+  const std::string last = "live at last " + (d.words_a.one == d.words_b.one ? d.words_b.one : std::string("sample"));
+  line(last.c_str(), static_cast<double>(t.final_live_a), static_cast<double>(t.final_live_b));
   line("leaked", static_cast<double>(t.leaked_a), static_cast<double>(t.leaked_b));
   if (t.retained_measured_a && t.retained_measured_b) {
     line("retained peak", static_cast<double>(t.retained_peak_a), static_cast<double>(t.retained_peak_b));
