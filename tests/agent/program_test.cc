@@ -1518,6 +1518,46 @@ TEST_F(ProgramRun, TheCodeOfPythonDashCIsTheUsers) {
             "deep_helper.py:" + std::to_string(line_of("python_lib/deep_helper.py", "ALLOCATE")) + " in down");
 }
 
+// tleak copied on its own: without its agent library it refuses to run anything, naming the path;
+// with it but without its Python module, a Python program's `import tleak` fails (as the program's
+// own error) and the report says why, unless the program's PYTHONPATH has the module.
+TEST_F(ProgramRun, ACopiedTleakSaysWhatItMisses) {
+  const std::filesystem::path bin = path("bin");
+  std::filesystem::create_directories(bin);
+  const std::filesystem::path copy = bin / "tleak";
+  std::filesystem::copy_file(TLEAK_BINARY, copy);
+  const std::string report = path("copied.json");
+  const std::vector<std::string> python = {TLEAK_PYTHON, "-c", "import tleak"};
+  const auto run = [&](const std::string& python_path) {
+    std::vector<std::string> args = {"-u", "PYTHONPATH"};
+    if (!python_path.empty()) args.push_back("PYTHONPATH=" + python_path);
+    args.insert(args.end(), {copy.string(), "run", "-o", report, "--"});
+    args.insert(args.end(), python.begin(), python.end());
+    return run_process("/usr/bin/env", args);
+  };
+  auto r = run("");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "tleak: the agent library " + (bin.parent_path() / "lib/tleak/libtleak_preload.so").string() +
+                       " is missing (is tleak installed whole?)\n");
+  EXPECT_FALSE(std::filesystem::exists(report));
+
+  std::filesystem::copy_file(std::filesystem::path(TLEAK_BINARY).parent_path() / "../agent/libtleak_preload.so",
+                             bin / "libtleak_preload.so");
+  const std::string note = "note: tleak's Python module (tleak.py) is neither beside tleak";
+  r = run("");
+  EXPECT_NE(r.err.find("ModuleNotFoundError: No module named 'tleak'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(note), std::string::npos) << r.err;
+  EXPECT_EQ(Json::parse(std::ifstream(report))["run"]["program"]["exit_status"], 1);
+
+  r = run(std::string(TLEAK_SOURCE_DIR) + "/python");
+  EXPECT_EQ(r.err.find("ModuleNotFoundError"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find(note), std::string::npos) << r.err;
+  // A program that is not Python needs no module.
+  r = run_process("/usr/bin/env", {"-u", "PYTHONPATH", copy.string(), "run", "-o", report, "--", "/bin/true"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.find(note), std::string::npos) << r.err;
+}
+
 // A daemon thread still allocating in C (no GIL) while the interpreter finalizes, which frees that
 // thread's state: its allocations from then on get no Python frames, read from nothing freed
 // (before, 27,000 of them per run carried the frames of a finalizing interpreter's freed state),

@@ -224,6 +224,20 @@ class SignalScope {
   Fd fd_;
 };
 
+// Whether an entry of the PYTHONPATH the program inherits holds tleak.py (an empty entry is the
+// working directory, the program's too).
+bool marks_module_on_path() {
+  const char* path = std::getenv("PYTHONPATH");
+  if (path == nullptr) return false;
+  for (const char* entry = path;; ++entry) {
+    const char* end = std::strchr(entry, ':');
+    const std::string dir(entry, end != nullptr ? end : entry + std::strlen(entry));
+    if (access(((dir.empty() ? "." : dir) + "/tleak.py").c_str(), R_OK) == 0) return true;
+    if (end == nullptr) return false;
+    entry = end;
+  }
+}
+
 }  // namespace
 
 std::string resolve_command(const std::string& name) {
@@ -520,6 +534,11 @@ Report run_program(const ProgramOptions& o) {
                            "seen after that are counted together in one site without a stack ('(no stack recorded)')");
   }
   if (!others.empty()) report.notes.push_back(others);
+  if (o.python_path.empty() && source.python_seen() && !marks_module_on_path()) {
+    report.notes.push_back("tleak's Python module (tleak.py) is neither beside tleak (../python, "
+                           "../share/tleak/python) nor on PYTHONPATH: `import tleak` in the program finds no module; "
+                           "install tleak whole, or put its python/ directory on PYTHONPATH");
+  }
   if (channel_lost) {
     report.notes.push_back("the program took tleak's channel to its agent away while it ran (it closed or "
                            "replaced that descriptor with a system call tleak does not interpose): what it did "

@@ -51,6 +51,8 @@ class AgentSource {
   // The code that image ran as its own without a file ("<string>" for python3 -c, "<stdin>"), or
   // empty: the user's, for site labels (tleak/agent/python_files.h).
   const std::string& python_main_code() const { return python_main_code_; }
+  // Whether the image ran Python code (the agent described Python frames).
+  bool python_seen() const { return !python_frames_.empty(); }
   double sample_seconds() const { return static_cast<double>(sample_ns_) / 1e9; }
   // "iterations" once the program marked, "time" before.
   const char* clock_name() const { return user_marks_ ? "iterations" : "time"; }
