@@ -211,11 +211,11 @@ void in_forked_child() {
   g_control = g_control_page = nullptr;
 }
 
-void send_hello() {
-  alignas(8) unsigned char message[sizeof(HelloRecord) + 4096 + 8];
-  char path[4096];
-  const ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
-  path[n > 0 ? n : 0] = '\0';
+// The longest executable path the hello carries, its NUL included (readlink of /proc/self/exe).
+constexpr std::size_t kMaxPathBytes = 4096;
+
+void send_hello(const char* path) {
+  alignas(8) unsigned char message[sizeof(HelloRecord) + kMaxPathBytes + 8];
   const auto path_bytes = static_cast<std::uint32_t>(std::strlen(path)) + 1;
   const std::uint32_t size = padded(sizeof(HelloRecord) + path_bytes);
   std::memset(message, 0, size);
@@ -227,10 +227,7 @@ void send_hello() {
   hello->stack_depth = static_cast<std::uint32_t>(g_stack_depth);
   hello->start_ns = now_ns();
   hello->sample_ns = g_sample_ns;
-  const std::string_view main_code = python_main_code();
-  hello->python_main = main_code == "<string>" ? PythonMainCode::kString
-                       : main_code == "<stdin>" ? PythonMainCode::kStdin
-                                                : PythonMainCode::kNone;
+  hello->python_main = python_process_main_code();
   std::memcpy(hello + 1, path, path_bytes);
   send_record(message, size);
 }
@@ -650,8 +647,12 @@ __attribute__((constructor)) static void agent_start() {
     allocator_regions_stop();
     return;
   }
+  // The executable's path, read once: the hello names it, and CPython's command line is read by it.
+  static char executable[kMaxPathBytes];
+  const ssize_t length = readlink("/proc/self/exe", executable, sizeof executable - 1);
+  executable[length > 0 ? length : 0] = '\0';
   // A CPython process (the python executable, or a program linking libpython): Python frames too.
-  python_init();
+  if (python_init()) python_read_main_code(executable);
   // A copy: the program may change its environment's strings. tleak refuses a longer --focus.
   static char focus[kMaxPythonFocusBytes + 1];
   if (const char* given = getenv(kEnvPythonFocus); given != nullptr && std::strlen(given) < sizeof focus) {
@@ -664,7 +665,7 @@ __attribute__((constructor)) static void agent_start() {
   g_use_tsc = kernel_uses_tsc();
   g_ns_origin = now_ns();
   g_tsc_origin = stamp();
-  send_hello();
+  send_hello(executable);
   send_modules_if_changed();
   g_next_fence_ns.store(stamp_after(stamp(), g_sample_ns), std::memory_order_relaxed);
   g_status.store(kOn, std::memory_order_release);

@@ -146,31 +146,7 @@ void copy_text(std::uintptr_t object, char* out, std::uint32_t out_bytes) {
   out[n] = '\0';
 }
 
-std::string_view g_main_code;  // python_main_code() of this process: "<string>", "<stdin>" or empty
-
-// Which code ran as the program's own without a file, from the process's command line: read once,
-// at start-up (the program may rewrite its arguments later; what ran as its main code does not
-// change).
-void read_main_code() {
-  static char executable[4096];
-  const ssize_t length = readlink("/proc/self/exe", executable, sizeof executable - 1);
-  if (length <= 0) return;
-  static char arguments[1 << 16];
-  const int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return;
-  std::size_t got = 0;
-  while (got < sizeof arguments) {
-    const ssize_t n = read(fd, arguments + got, sizeof arguments - got);
-    if (n < 0 && errno == EINTR) continue;  // (agent_start gives the program its errno back)
-    if (n <= 0) break;
-    got += static_cast<std::size_t>(n);
-  }
-  close(fd);
-  const std::string_view main_code = python_main_code({executable, static_cast<std::size_t>(length)}, {arguments, got});
-  // A command line cut short that named no script may have named one further on.
-  if (got == sizeof arguments && main_code == "<stdin>") return;
-  g_main_code = main_code;
-}
+PythonMainCode g_main_code = PythonMainCode::kNone;
 
 }  // namespace
 
@@ -203,11 +179,29 @@ bool python_init() {
   g_layout = &kPython311;
   g_code_filename_offset = g_layout->code_filename;
   g_code_qualname_offset = g_layout->code_qualname;
-  read_main_code();
   return true;
 }
 
-std::string_view python_main_code() { return g_main_code; }
+void python_read_main_code(std::string_view executable) {
+  if (g_layout == nullptr) return;
+  static char arguments[1 << 16];
+  const int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  std::size_t got = 0;
+  while (got < sizeof arguments) {
+    const ssize_t n = read(fd, arguments + got, sizeof arguments - got);
+    if (n < 0 && errno == EINTR) continue;  // (agent_start gives the program its errno back)
+    if (n <= 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  close(fd);
+  const PythonMainCode main_code = python_main_code(executable, {arguments, got});
+  // A command line cut short that named no script may have named one further on.
+  if (got == sizeof arguments && main_code == PythonMainCode::kStdin) return;
+  g_main_code = main_code;
+}
+
+PythonMainCode python_process_main_code() { return g_main_code; }
 
 bool python_enabled() { return g_layout != nullptr; }
 
@@ -309,7 +303,7 @@ PythonCodeKind python_code_kind(std::uint64_t code) {
   char file[kMaxPythonFocusBytes + 1];  // a file under a focus begins with all of it
   copy_text(read_at<std::uintptr_t>(code, g_layout->code_filename), file, sizeof file);
   if (python_file_is_import_machinery(file)) return PythonCodeKind::kImportMachinery;
-  return python_file_is_users(file, g_focus, g_main_code) ? PythonCodeKind::kUser : PythonCodeKind::kLibrary;
+  return python_file_is_users(file, g_focus, python_main_code_name(g_main_code)) ? PythonCodeKind::kUser : PythonCodeKind::kLibrary;
 }
 
 

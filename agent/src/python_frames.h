@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "reachability.h"
+#include "tleak/agent/python_files.h"
 
 namespace tleak::agent {
 
@@ -47,11 +48,13 @@ int python_stack_beyond(PythonFrame* out, int max, std::uintptr_t* rest);
 // The user's Python code is every file but the standard library's, installed packages' and frozen
 // modules' (the rule of the report's labels), or, when tleak was given --focus, the files under
 // that prefix (read from the environment at start-up, kEnvPythonFocus); and the program's own code
-// without a file (python_main_code).
+// without a file (python_process_main_code).
 void python_set_focus(const char* prefix);
-// The program's own code that has no file, and is the user's too: "<string>" (python3 -c),
-// "<stdin>", or empty (tleak/agent/python_files.h, python_main_code; python_init reads it).
-std::string_view python_main_code();
+// Reads which code the program runs as its own without a file (tleak/agent/python_files.h): the
+// user's too. Once, at start-up, after python_init (the program may rewrite its arguments later;
+// what ran as its main code does not change). `executable`: the process's, /proc/self/exe.
+void python_read_main_code(std::string_view executable);
+PythonMainCode python_process_main_code();
 enum class PythonCodeKind : std::uint8_t { kUser, kLibrary, kImportMachinery };
 // Whose the code object's file is, by that rule (reads its file name: call on a cache miss, not
 // per frame). The import machinery (<frozen importlib._bootstrap>...) is a library apart.

@@ -38,8 +38,9 @@ TEST(PythonFiles, AProgramsOwnCodeWithoutAFileIsTheUsers) {
 
 TEST(PythonFiles, TheMainCodeIsReadFromCPythonsCommandLine) {
   using namespace std::string_view_literals;
+  // By the file name CPython gives the code it finds.
   const auto main_code = [](std::string_view command_line) {
-    return python_main_code("/usr/bin/python3.11", command_line);
+    return python_main_code_name(python_main_code("/usr/bin/python3.11", command_line));
   };
   EXPECT_EQ(main_code("python3\0-c\0print(1)\0"sv), "<string>");
   EXPECT_EQ(main_code("python3\0-Sc\0print(1)\0"sv), "<string>");
@@ -59,8 +60,8 @@ TEST(PythonFiles, TheMainCodeIsReadFromCPythonsCommandLine) {
   EXPECT_EQ(main_code("python3\0-c\0pass"sv), "<string>");  // no final NUL
   EXPECT_EQ(main_code(""sv), "");
   // Not CPython's command line: a program embedding the interpreter, or any other.
-  EXPECT_EQ(python_main_code("/usr/bin/myapp", "myapp\0-c\0config\0"sv), "");
-  EXPECT_EQ(python_main_code("/opt/venv/bin/python", "python\0-c\0pass\0"sv), "<string>");
+  EXPECT_EQ(python_main_code("/usr/bin/myapp", "myapp\0-c\0config\0"sv), PythonMainCode::kNone);
+  EXPECT_EQ(python_main_code("/opt/venv/bin/python", "python\0-c\0pass\0"sv), PythonMainCode::kString);
 }
 
 TEST(PythonFiles, TheImportMachineryIsToldApart) {

@@ -454,6 +454,15 @@ TEST(AgentSource, MalformedRecordsAreRefused) {
   }
   {
     AgentSource source;
+    auto h = hello();
+    h.python_main = agent::PythonMainCode::kStdin;
+    source.consume(Message().add(h).bytes());
+    EXPECT_EQ(source.python_main_code(), agent::PythonMainCode::kStdin);
+    h.python_main = static_cast<agent::PythonMainCode>(3);
+    EXPECT_THROW(source.consume(Message().add(h).bytes()), StreamError);
+  }
+  {
+    AgentSource source;
     Message m;
     m.add(hello());
     const std::span<const unsigned char> whole = m.bytes();

@@ -189,14 +189,11 @@ void AgentSource::record(const unsigned char* at, std::uint32_t size) {
       ++module_changes_;
       pid_ = hello.pid;
       executable_ = string_at(at + sizeof(agent::HelloRecord), size - static_cast<std::uint32_t>(sizeof(agent::HelloRecord)));
-      switch (hello.python_main) {
-        case agent::PythonMainCode::kNone: python_main_code_.clear(); break;
-        case agent::PythonMainCode::kString: python_main_code_ = "<string>"; break;
-        case agent::PythonMainCode::kStdin: python_main_code_ = "<stdin>"; break;
-        default:
-          throw StreamError("hello naming an unknown Python main code " +
-                            std::to_string(static_cast<std::uint32_t>(hello.python_main)));
+      if (hello.python_main > agent::PythonMainCode::kStdin) {
+        throw StreamError("hello naming an unknown Python main code " +
+                          std::to_string(static_cast<std::uint32_t>(hello.python_main)));
       }
+      python_main_code_ = hello.python_main;
       if (hello.sample_ns > 0) sample_ns_ = hello.sample_ns;
       return;
     }

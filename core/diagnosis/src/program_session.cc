@@ -28,6 +28,7 @@
 #include "read_pacing.h"
 #include "program_image.h"
 #include "tleak/agent/protocol.h"
+#include "tleak/agent/python_files.h"
 #include "tleak/diagnosis/agent_source.h"
 #include "tleak/diagnosis/report_builder.h"
 #include "tleak/diagnosis/run_stamp.h"
@@ -347,7 +348,9 @@ Report run_program(const ProgramOptions& o) {
     info.exit_scan = rec.end == RunEnd::kExitScan;
     info.exit_scan_root_bytes = info.exit_scan ? static_cast<std::int64_t>(source.reach_root_bytes()) : 0;
     if (!o.focus.empty()) info.focus = o.focus;
-    if (!source.python_main_code().empty()) info.python_main_code = source.python_main_code();
+    if (source.python_main_code() != agent::PythonMainCode::kNone) {
+      info.python_main_code = std::string(agent::python_main_code_name(source.python_main_code()));
+    }
     out.run.program = info;
     fill_report(out, rec, o.thresholds, {}, [&source](SiteId s) { return source.stack(s); },
                 [&](std::uintptr_t word, std::vector<Frame>& stack) { source.resolve(word, symbolizer, stack); }, o.max_sites, judged);

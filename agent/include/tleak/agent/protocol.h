@@ -80,8 +80,10 @@ struct RecordHeader {
   std::uint32_t size;  // bytes, this header included, multiple of 8
 };
 
-// The code a Python program ran as its own without a file (tleak/agent/python_files.h,
-// python_main_code): the user's, for site labels.
+// The code a Python program runs as its own without a file: `python3 -c CODE`, or a program read
+// from standard input (`python3 -`, or no script named). It is the user's, though not a real file:
+// only the command line tells it from code made by exec() in a library (a dataclass's __init__, a
+// .pth file's line), which has the same name (tleak/agent/python_files.h reads it and names it).
 enum class PythonMainCode : std::uint32_t { kNone = 0, kString = 1, kStdin = 2 };
 
 struct HelloRecord {

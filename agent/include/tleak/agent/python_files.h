@@ -5,6 +5,8 @@
 
 #include <string_view>
 
+#include "tleak/agent/protocol.h"
+
 namespace tleak::agent {
 
 // The import machinery's own code ("<frozen importlib._bootstrap>", "..._external>").
@@ -12,18 +14,24 @@ constexpr bool python_file_is_import_machinery(std::string_view file) {
   return file.starts_with("<frozen importlib");
 }
 
-// The name CPython gives the code of a program that has no file of its own: "<string>" for
-// `python3 -c CODE`, "<stdin>" for one read from standard input (`python3 -`, or no script named),
-// empty for a script, `-m module`, or a process that is not the python executable (its command line
-// is not CPython's). That code is the user's, though not a real file: only the command line tells
-// it from code made by exec() in a library (a dataclass's __init__, a .pth file's line), which has
-// the same name. `command_line`: the process's arguments as /proc/self/cmdline holds them, each
-// followed by a NUL.
+// The file name CPython gives a program's own code without a file (PythonMainCode, protocol.h): "<string>", "<stdin>", or empty for kNone.
+constexpr std::string_view python_main_code_name(PythonMainCode code) {
+  switch (code) {
+    case PythonMainCode::kString: return "<string>";
+    case PythonMainCode::kStdin: return "<stdin>";
+    case PythonMainCode::kNone: break;
+  }
+  return {};
+}
+
+// Which of them a process runs, from its executable's path and its arguments as /proc/self/cmdline
+// holds them (each followed by a NUL): kNone for a script, `-m module`, or a process that is not
+// the python executable (its command line is not CPython's).
 // (No substr: it may throw, and the agent, which runs this, must not call into the C++ library.)
-constexpr std::string_view python_main_code(std::string_view executable, std::string_view command_line) {
+constexpr PythonMainCode python_main_code(std::string_view executable, std::string_view command_line) {
   const std::size_t slash = executable.rfind('/');
   const std::size_t name = slash == std::string_view::npos ? 0 : slash + 1;
-  if (!std::string_view(executable.data() + name, executable.size() - name).starts_with("python")) return {};
+  if (!std::string_view(executable.data() + name, executable.size() - name).starts_with("python")) return PythonMainCode::kNone;
   std::string_view rest = command_line;
   // The next argument, taken off `rest`; false when there is none.
   const auto take = [&rest](std::string_view* argument) {
@@ -39,30 +47,30 @@ constexpr std::string_view python_main_code(std::string_view executable, std::st
     return true;
   };
   std::string_view argument;
-  if (!take(&argument)) return {};  // argv[0]
+  if (!take(&argument)) return PythonMainCode::kNone;  // argv[0]
   while (take(&argument)) {
-    if (argument == "-") return "<stdin>";
-    if (argument == "--") return take(&argument) ? std::string_view{} : "<stdin>";
+    if (argument == "-") return PythonMainCode::kStdin;
+    if (argument == "--") return take(&argument) ? PythonMainCode::kNone : PythonMainCode::kStdin;
     if (argument.starts_with("--")) {
       if (argument == "--check-hash-based-pycs") take(&argument);  // its value
       continue;
     }
-    if (!argument.starts_with("-")) return {};  // a script
+    if (!argument.starts_with("-")) return PythonMainCode::kNone;  // a script
     // Short options, which may come together ("-Sc CODE", "-cCODE"); -W and -X take the rest of
     // theirs or the next argument.
     for (std::size_t k = 1; k < argument.size(); ++k) {
-      if (argument[k] == 'c') return "<string>";
-      if (argument[k] == 'm') return {};
+      if (argument[k] == 'c') return PythonMainCode::kString;
+      if (argument[k] == 'm') return PythonMainCode::kNone;
       if (argument[k] == 'W' || argument[k] == 'X') {
         if (k + 1 == argument.size()) take(&argument);
         break;
       }
     }
   }
-  return "<stdin>";  // no script: standard input, read as a program or interactively
+  return PythonMainCode::kStdin;  // no script: standard input, read as a program or interactively
 }
 
-// The user's code: the program's own code that has no file (`main_code`, python_main_code()); then
+// The user's code: the program's own code that has no file (`main_code`, python_main_code_name()); then
 // what is under `focus` when one is given (tleak run --focus), else every real file but the
 // standard library's, installed packages' (site-packages, dist-packages) and frozen modules'.
 constexpr bool python_file_is_users(std::string_view file, std::string_view focus, std::string_view main_code = {}) {

@@ -48,9 +48,9 @@ class AgentSource {
   std::uint32_t pid() const { return pid_; }
   // The executable of the process image the recording is about (the last one, if it exec'd).
   const std::string& executable() const { return executable_; }
-  // The code that image ran as its own without a file ("<string>" for python3 -c, "<stdin>"), or
-  // empty: the user's, for site labels (tleak/agent/python_files.h).
-  const std::string& python_main_code() const { return python_main_code_; }
+  // The code that image ran as its own without a file (python3 -c, standard input), if any: the
+  // user's, for site labels (tleak/agent/python_files.h).
+  agent::PythonMainCode python_main_code() const { return python_main_code_; }
   // Whether the image ran Python code (the agent described Python frames).
   bool python_seen() const { return !python_frames_.empty(); }
   double sample_seconds() const { return static_cast<double>(sample_ns_) / 1e9; }
@@ -168,7 +168,7 @@ class AgentSource {
   bool hello_seen_ = false;
   std::uint32_t pid_ = 0;
   std::string executable_;
-  std::string python_main_code_;
+  agent::PythonMainCode python_main_code_ = agent::PythonMainCode::kNone;
   std::uint64_t sample_ns_ = 100'000'000;
   bool user_marks_ = false;
   std::uint64_t iteration_ = 0;
