@@ -47,13 +47,21 @@ void from_json(const nlohmann::json& j, Frame& f) {
   j.at("offset").get_to(f.module_offset);
   j.at("file").get_to(f.file);
   j.at("line").get_to(f.line);
-  const std::string& kind = j.at("kind").get_ref<const std::string&>();
-  if (!frame_kind_of_name(kind, &f.kind)) {
-    throw diagnosis::ReportError("malformed report: a frame of unknown kind \"" + kind + "\" (native, inlined or python)");
-  }
+  f.kind = diagnosis::frame_kind_in_report(j.at("kind").get_ref<const std::string&>());
 }
 
 namespace diagnosis {
+
+FrameKind frame_kind_in_report(std::string_view name, std::string_view where) {
+  FrameKind kind = FrameKind::kNative;
+  if (!frame_kind_of_name(name, &kind)) {
+    std::string message = "malformed report: a frame of unknown kind \"";
+    message.append(name).append("\"");
+    if (!where.empty()) message.append(" in ").append(where);
+    throw ReportError(message.append(" (native, inlined or python)"));
+  }
+  return kind;
+}
 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(GrowthFigures, assessed, slope_bytes_per_iteration, confidence,
                                    tail_slope_bytes_per_iteration, rise_bytes, samples,

@@ -10,7 +10,6 @@
 #include "tleak/diagnosis/diff.h"
 #include "tleak/diagnosis/program_session.h"
 #include "tleak/diagnosis/report_json.h"
-#include "tleak/symbolizer.h"
 
 namespace tleak::diagnosis {
 namespace {
@@ -167,13 +166,9 @@ ReportSummary read_report_summary(const std::string& path) {
         const std::string_view function = text(frame, "function", where), module = text(frame, "module", where);
         append_frame_key(out.key, function, module, text(frame, "file", where), integer(frame, "line", where));
         append_frame_loose_key(out.loose_key, function, module);
-        const std::string_view kind_name = text(frame, "kind", where);
-        FrameKind kind = FrameKind::kNative;
-        if (!frame_kind_of_name(kind_name, &kind)) {
-          throw ReportError("malformed report: a frame of unknown kind \"" + std::string(kind_name) + "\" in " + where +
-                            " (native, inlined or python)");
+        if (frame_kind_in_report(text(frame, "kind", where), where) != FrameKind::kInlined) {
+          append_frame_loose_key(out.physical_key, function, module);
         }
-        if (kind != FrameKind::kInlined) append_frame_loose_key(out.physical_key, function, module);
       }
       out.label = text(site, "label", where);
       out.verdict = text(site, "verdict", where);

@@ -31,6 +31,9 @@ std::string report_file_text(const Report& report);
 Report report_from_json(const nlohmann::json& json);
 // Reads and parses a file; `what` names it in messages. Throws ReportError.
 Report read_report_file(const std::string& path);
+// The kind a report's frame names ("native", "inlined", "python"); for any other, ReportError
+// saying so, and where (e.g. "sites[3]") when `where` is given. Both readers of reports ask it.
+FrameKind frame_kind_in_report(std::string_view name, std::string_view where = {});
 
 // Applies "name=value" overrides to the default classifier options. Throws ReportError naming an
 // unknown option (and listing the known ones) or a value that is not a number.
