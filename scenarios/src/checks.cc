@@ -10,6 +10,7 @@
 
 #include "tleak/allocator_error.h"
 #include "tleak/diagnosis/program_session.h"
+#include "tleak/diagnosis/report_json.h"
 #include "tleak/diagnosis/session.h"
 #include "tleak/scenarios/scenario.h"
 
@@ -152,7 +153,7 @@ std::vector<Expectation> read_checks_file(const std::string& path) {
   try {
     j = nlohmann::json::parse(in);
   } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range for a number too large
-    throw CheckError(path + ": not JSON (" + std::string(e.what()) + ")");
+    throw CheckError(path + ": not JSON (" + diagnosis::json_error_text(e) + ")");
   }
   const auto schema = j.is_object() ? j.find("schema") : j.end();
   if (!j.is_object() || schema == j.end() || !schema->is_string() || *schema != kChecksSchema) {
@@ -165,7 +166,7 @@ std::vector<Expectation> read_checks_file(const std::string& path) {
       out.push_back(parse_expectation(j["checks"][i], path + ": check " + std::to_string(i + 1)));
     }
   } catch (const nlohmann::json::exception& e) {
-    throw CheckError(path + ": malformed check (" + std::string(e.what()) + ")");
+    throw CheckError(path + ": malformed check (" + diagnosis::json_error_text(e) + ")");
   }
   return out;
 }

@@ -122,6 +122,61 @@ TEST(ReportJson, NamesAMissingOrMistypedField) {
   EXPECT_THROW(report_from_json(j), ReportError);
 }
 
+// A program's report names every field of run.program; one written before `focus` and
+// `python_main_code` existed lacks only those two, and reads as the default labelling rule.
+TEST(ReportJson, AProgramsFieldsAreRequiredButTheTwoNewest) {
+  Report original = sample_report();
+  original.run.program = ProgramInfo{};
+  original.run.program->command = {"./train", "--steps", "3"};
+  original.run.program->pid = 4242;
+  original.run.program->exit_status = 0;
+  original.run.program->focus = "/src/";
+  original.run.program->python_main_code = "<string>";
+  nlohmann::json j = to_json(original);
+  const Report back = report_from_json(j);
+  ASSERT_TRUE(back.run.program.has_value());
+  EXPECT_EQ(back.run.program->command, original.run.program->command);
+  EXPECT_EQ(back.run.program->pid, 4242);
+  EXPECT_EQ(back.run.program->focus, std::optional<std::string>("/src/"));
+  EXPECT_EQ(back.run.program->python_main_code, std::optional<std::string>("<string>"));
+  EXPECT_EQ(to_json(back), j);
+
+  nlohmann::json older = j;
+  older["run"]["program"].erase("focus");
+  older["run"]["program"].erase("python_main_code");
+  const Report old_back = report_from_json(older);
+  EXPECT_FALSE(old_back.run.program->focus.has_value());
+  EXPECT_FALSE(old_back.run.program->python_main_code.has_value());
+  EXPECT_EQ(old_back.run.program->pid, 4242);
+
+  for (const char* field : {"command", "pid", "exit_status", "exit_signal", "stopped_by", "clock", "sample_seconds",
+                            "exit_scan", "exit_scan_root_bytes", "snapshot"}) {
+    nlohmann::json missing = j;
+    missing["run"]["program"].erase(field);
+    try {
+      report_from_json(missing);
+      ADD_FAILURE() << "accepted a program without " << field;
+    } catch (const ReportError& e) {
+      EXPECT_EQ(std::string(e.what()), std::string("malformed report: key '") + field + "' not found (in run)");
+    }
+  }
+  nlohmann::json no_summary = j;
+  no_summary.erase("summary");
+  try {
+    report_from_json(no_summary);
+    FAIL();
+  } catch (const ReportError& e) {
+    EXPECT_STREQ(e.what(), "malformed report: no \"summary\" field");
+  }
+  j["sites"][0]["allocations"] = "many";
+  try {
+    report_from_json(j);
+    FAIL();
+  } catch (const ReportError& e) {
+    EXPECT_STREQ(e.what(), "malformed report: type must be number, but is string (in sites)");
+  }
+}
+
 // Found by the fuzzer under UBSan: the JSON library converts a fraction, or a number beyond the
 // field's range, into an integer field with undefined behaviour. The reader refuses them first.
 TEST(ReportJson, WholeNumberFieldsRefuseFractionsNegativesAndOverflow) {
@@ -179,7 +234,8 @@ TEST(ReportJson, FileErrorsNameThePath) {
     read_report_file(truncated);
     FAIL();
   } catch (const ReportError& e) {
-    EXPECT_NE(std::string(e.what()).find(truncated + ": not JSON"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(truncated + ": not JSON (parse error at line 1, column "), std::string::npos)
+        << e.what();
   }
   std::filesystem::remove(truncated);
 }

@@ -76,10 +76,37 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ClassifierOptions, warmup_fracti
                                    growth_min_confidence, growth_min_trend_z, growth_min_rise_bytes, tail_fraction,
                                    tail_min_slope_ratio, retained_min_bytes, retained_min_drag_share,
                                    retained_min_drag_iterations, retained_min_drag_ops, leak_min_bytes)
-// With defaults: a report written before `focus` and `python_main_code` still reads.
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ProgramInfo, command, pid, exit_status, exit_signal,
-                                                stopped_by, clock, sample_seconds, exit_scan,
-                                                exit_scan_root_bytes, snapshot, focus, python_main_code)
+void to_json(nlohmann::json& j, const ProgramInfo& p) {
+  j = {{"command", p.command},
+       {"pid", p.pid},
+       {"exit_status", p.exit_status},
+       {"exit_signal", p.exit_signal},
+       {"stopped_by", p.stopped_by},
+       {"clock", p.clock},
+       {"sample_seconds", p.sample_seconds},
+       {"exit_scan", p.exit_scan},
+       {"exit_scan_root_bytes", p.exit_scan_root_bytes},
+       {"snapshot", p.snapshot},
+       {"focus", p.focus},
+       {"python_main_code", p.python_main_code}};
+}
+// Every field is required, as the schema says, but the two a report written before them lacks
+// (`focus`, `python_main_code`): such a report was labelled by the default rule, which null means.
+void from_json(const nlohmann::json& j, ProgramInfo& p) {
+  j.at("command").get_to(p.command);
+  j.at("pid").get_to(p.pid);
+  j.at("exit_status").get_to(p.exit_status);
+  j.at("exit_signal").get_to(p.exit_signal);
+  j.at("stopped_by").get_to(p.stopped_by);
+  j.at("clock").get_to(p.clock);
+  j.at("sample_seconds").get_to(p.sample_seconds);
+  j.at("exit_scan").get_to(p.exit_scan);
+  j.at("exit_scan_root_bytes").get_to(p.exit_scan_root_bytes);
+  j.at("snapshot").get_to(p.snapshot);
+  p.focus = j.contains("focus") ? j["focus"].get<std::optional<std::string>>() : std::nullopt;
+  p.python_main_code =
+      j.contains("python_main_code") ? j["python_main_code"].get<std::optional<std::string>>() : std::nullopt;
+}
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RunInfo, scenario, variant, mode, iterations, scale,
                                                 stack_depth, tleak_version, started_at,
                                                 duration_seconds, host, under_valgrind, tracked,
@@ -374,6 +401,15 @@ std::string report_file_text(const Report& report) {
   return out;
 }
 
+std::string json_error_text(const nlohmann::json::exception& e) {
+  std::string_view text = e.what();
+  if (text.starts_with("[json.exception.")) {
+    const std::size_t end = text.find("] ");
+    if (end != std::string_view::npos) text.remove_prefix(end + 2);
+  }
+  return std::string(text);
+}
+
 namespace {
 
 enum class WholeNumber { kSigned, kUnsigned };
@@ -457,22 +493,27 @@ Report report_from_json(const nlohmann::json& j) {
   check_report_schema(schema);
   check_whole_numbers(j, "");
   Report r;
-  try {
-    r.schema = schema;
-    j.at("run").get_to(r.run);
-    j.at("summary").get_to(r.summary);
-    j.at("totals").get_to(r.totals);
-    j.at("total_growth").get_to(r.total_growth);
-    j.at("total_retained").get_to(r.total_retained);
-    j.at("thresholds").get_to(r.thresholds);
-    j.at("timeline").get_to(r.timeline);
-    j.at("sites").get_to(r.sites);
-    j.at("omitted_sites").get_to(r.omitted_sites);
-    if (j.contains("notes")) j.at("notes").get_to(r.notes);
-    if (j.contains("memcheck")) j.at("memcheck").get_to(r.memcheck);
-  } catch (const nlohmann::json::exception& e) {
-    throw ReportError(std::string("malformed report: ") + e.what());
-  }
+  r.schema = schema;
+  // Each part read on its own, so that a message says which part lacks a field or mistypes one.
+  const auto read = [&](const char* part, auto& into) {
+    if (!j.contains(part)) throw ReportError(std::string("malformed report: no \"") + part + "\" field");
+    try {
+      j.at(part).get_to(into);
+    } catch (const nlohmann::json::exception& e) {
+      throw ReportError("malformed report: " + json_error_text(e) + " (in " + part + ")");
+    }
+  };
+  read("run", r.run);
+  read("summary", r.summary);
+  read("totals", r.totals);
+  read("total_growth", r.total_growth);
+  read("total_retained", r.total_retained);
+  read("thresholds", r.thresholds);
+  read("timeline", r.timeline);
+  read("sites", r.sites);
+  read("omitted_sites", r.omitted_sites);
+  if (j.contains("notes")) read("notes", r.notes);
+  if (j.contains("memcheck")) read("memcheck", r.memcheck);
   return r;
 }
 
@@ -534,7 +575,7 @@ Report read_report_file(const std::string& path) {
       return true;
     });
   } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range for a number too large
-    throw ReportError(path + ": not JSON (" + std::string(e.what()) + ")");
+    throw ReportError(path + ": not JSON (" + json_error_text(e) + ")");
   } catch (const ReportError& e) {
     throw ReportError(path + ": " + e.what());
   }

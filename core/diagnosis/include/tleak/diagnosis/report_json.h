@@ -27,13 +27,16 @@ nlohmann::json to_json(const SiteReport& site);
 // samples: indentation alone would double a file of a hundred megabytes).
 std::string report_file_text(const Report& report);
 // Throws ReportError naming the problem: not a tleak report, a newer schema, a missing or
-// mistyped field (with its JSON path).
+// mistyped field (with the part of the report it is in).
 Report report_from_json(const nlohmann::json& json);
 // Reads and parses a file; `what` names it in messages. Throws ReportError.
 Report read_report_file(const std::string& path);
 // The kind a report's frame names ("native", "inlined", "python"); for any other, ReportError
 // saying so, and where (e.g. "sites[3]") when `where` is given. Both readers of reports ask it.
 FrameKind frame_kind_in_report(std::string_view name, std::string_view where = {});
+// The JSON library's message for a user: without its own tag ("[json.exception.out_of_range.403]
+// key 'pid' not found" reads "key 'pid' not found"). Both readers of files users write use it.
+std::string json_error_text(const nlohmann::json::exception& e);
 
 // Applies "name=value" overrides to the default classifier options. Throws ReportError naming an
 // unknown option (and listing the known ones) or a value that is not a number.
