@@ -5,6 +5,7 @@
 #include "commands.h"
 #include "tleak/allocator_error.h"
 #include "tleak/diagnosis/atomic_file.h"
+#include "tleak/diagnosis/counted.h"
 #include "tleak/diagnosis/report_export.h"
 #include "tleak/diagnosis/report_json.h"
 
@@ -55,9 +56,10 @@ Command add_export_command(CommandLine& app) {
     // so that a flame graph by peak is not taken for the whole heap.
     const auto& omitted = report.omitted_sites;
     if (omitted.sites > 0 && (args->format == "speedscope" || (args->format == "collapsed" && args->measure == "peak"))) {
-      std::cerr << "tleak export: the report lists " << report.sites.size() << (report.sites.size() == 1 ? " site" : " sites")
-                << " and left out " << omitted.sites
-                << " smaller bounded ones (each at most " << format_bytes(static_cast<double>(omitted.largest_peak_live_bytes))
+      std::cerr << "tleak export: the report lists " << diagnosis::counted(report.sites.size(), "site", "sites")
+                << " and left out " << diagnosis::counted(omitted.sites, "smaller bounded one", "smaller bounded ones")
+                << (omitted.sites == 1 ? " (at most " : " (each at most ")
+                << format_bytes(static_cast<double>(omitted.largest_peak_live_bytes))
                 << " at peak): their peaks are not in this export (tleak run --max-sites lists more)\n";
     }
     std::string text;

@@ -183,6 +183,15 @@ TEST(Export, AnExportByPeakSaysWhatTheReportLeftOut) {
   const ProcessResult leaked = tleak({"export", report_path, "--format", "collapsed", "--measure", "leaked"});
   EXPECT_EQ(leaked.exit_code, 0) << leaked.err;
   EXPECT_EQ(leaked.err, "");
+  // One site left out is said in the singular.
+  json one_left = report;
+  one_left["omitted_sites"]["sites"] = 1;
+  const std::string one_left_path = (work_dir() / "one-left-out.json").string();
+  std::ofstream(one_left_path) << one_left.dump();
+  const ProcessResult one = tleak({"export", one_left_path, "--format", "speedscope"});
+  EXPECT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_EQ(one.err.rfind("tleak export: the report lists 1 site and left out 1 smaller bounded one (at most ", 0), 0u)
+      << one.err;
 }
 
 TEST(Export, WritesAtomicallyAndRefusesBadInput) {

@@ -305,6 +305,19 @@ TEST(ReportText, CountsOfOneAreSingular) {
   EXPECT_NE(text.find("(program, 2 iterations)\n"), std::string::npos) << text;
   EXPECT_NE(text.find(" in 2 blocks,"), std::string::npos) << text;
   EXPECT_NE(text.find("... and 2 smaller bounded sites added up in the report (largest peak "), std::string::npos) << text;
+
+  SiteReport held = r.sites.at(0);
+  held.verdict = "retained";
+  held.label = "f (a.cc:1)";
+  held.retained.measured = true;
+  held.retained.drag_ops_max = 1;
+  held.retained.drag_iterations_max = 1;
+  EXPECT_NE(summary_sentence(held, r).find("(drag up to 1 op, 1 iteration) at f (a.cc:1)"), std::string::npos)
+      << summary_sentence(held, r);
+  held.retained.drag_ops_max = 7;
+  held.retained.drag_iterations_max = 2;
+  EXPECT_NE(summary_sentence(held, r).find("(drag up to 7 ops, 2 iterations) at f (a.cc:1)"), std::string::npos)
+      << summary_sentence(held, r);
 }
 
 // Two sites at one line of the user's, whose shown frames are the same (a PyTorch module call that

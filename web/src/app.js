@@ -5,7 +5,7 @@
 import uPlot from "uplot";
 import { select } from "d3-selection";
 import flamegraph from "d3-flame-graph";
-import { bytes, byteRate, frameName, shortFunction, siteWeight, MEASURES, growthFit, chartedSites, severity, stepWords, byteTicks, WHOLE_STEPS } from "./report_model.js";
+import { bytes, byteRate, counted, frameName, shortFunction, siteWeight, MEASURES, growthFit, chartedSites, severity, stepWords, byteTicks, WHOLE_STEPS } from "./report_model.js";
 import { el, figures as figureNodes } from "./dom.js";
 import { stackTree } from "./stack_tree.js";
 import { renderDiff } from "./diff_page.js";
@@ -224,7 +224,7 @@ function detail(site) {
   if (report.run.program) figures.splice(4, 0, ...atExit(site, report.run.program.exit_scan));
   if (site.verdict === "growth") figures.push(["growth", `${byteRate(site.growth.slope_bytes_per_iteration, words)} from ${words.one} ${site.growth.first_iteration}`]);
   if (site.growth.plateau_iteration != null) figures.push(["plateau", `${words.one} ${site.growth.plateau_iteration}`]);
-  if (site.retained.measured) figures.push(["dead-held peak", `${bytes(site.retained.peak_dead_bytes)}, drag up to ${site.retained.drag_iterations_max} ${words.many}`]);
+  if (site.retained.measured) figures.push(["dead-held peak", `${bytes(site.retained.peak_dead_bytes)}, drag up to ${counted(site.retained.drag_iterations_max, words.one, words.many)}`]);
   $("detail-figures").replaceChildren(...figureNodes(figures));
   $("detail-stack").replaceChildren(...site.frames.map((f) => el("li", { class: `frame frame-${f.kind || "native"}` },
     el("span", { class: "fn", title: f.function || "" }, shortFunction(f.function) || "??"),
@@ -267,7 +267,7 @@ function drawFlame() {
     ? (omitted.sites === 1
       ? `The smaller bounded site the report left out (at most ${bytes(omitted.largest_peak_live_bytes)} at peak) is not in it: `
       : `The ${omitted.sites} smaller bounded sites the report left out (each at most ${bytes(omitted.largest_peak_live_bytes)} ` +
-        `at peak) are not in it: `) + `the widths are the peaks of the ${report.sites.length} listed site${report.sites.length === 1 ? "" : "s"}.`
+        `at peak) are not in it: `) + `the widths are the peaks of the ${counted(report.sites.length, "listed site", "listed sites")}.`
     : "";
   const root = stackTree(report.sites.map((site) => [site, siteWeight(site, measure)]));
   const host = $("flame");

@@ -3,7 +3,7 @@
 import uPlot from "uplot";
 import { select } from "d3-selection";
 import flamegraph, { colorMapper } from "d3-flame-graph";
-import { bytes, byteRate, byteTicks, siteWeight, MEASURES, stepWords, WHOLE_STEPS } from "./report_model.js";
+import { bytes, byteRate, byteTicks, counted, siteWeight, MEASURES, stepWords, WHOLE_STEPS } from "./report_model.js";
 import { reportFromPageData } from "./page_data.js";
 import { stackTree } from "./stack_tree.js";
 import { matchingKeys } from "./site_matching.js";
@@ -42,8 +42,9 @@ export function differentialTree(a, b, measure) {
 // among them (shown "not listed in A" or "in B").
 function leftOut(listed) {
   return ["a", "b"].filter((side) => listed[side].left_out > 0).map((side) => el("p", { class: "hint", id: `diff-left-out-${side}` },
-    `${side.toUpperCase()} lists ${listed[side].sites} site${listed[side].sites === 1 ? "" : "s"} and leaves out ${listed[side].left_out} smaller bounded ` +
-    `${listed[side].left_out === 1 ? "one (at most" : "ones (each at most"} ${bytes(listed[side].left_out_largest_peak_bytes)} at peak): a site the other run lists may be among them ` +
+    `${side.toUpperCase()} lists ${counted(listed[side].sites, "site", "sites")} and leaves out ` +
+    `${counted(listed[side].left_out, "smaller bounded one", "smaller bounded ones")} ` +
+    `${listed[side].left_out === 1 ? "(at most" : "(each at most"} ${bytes(listed[side].left_out_largest_peak_bytes)} at peak): a site the other run lists may be among them ` +
     `("not listed in ${side.toUpperCase()}"). tleak run --max-sites lists more.`));
 }
 

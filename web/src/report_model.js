@@ -41,6 +41,11 @@ export function stepWords(run) {
   return { per: "iteration", one: "iteration", many: "iterations" };
 }
 
+// A count and its noun, as the text summary says it (counted.h): "1 block", "3 blocks".
+export function counted(n, one, many) {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
 export function byteRate(n, words = stepWords(null)) {
   return `${n >= 0 ? "+" : ""}${bytes(n)} per ${words.per}`;
 }

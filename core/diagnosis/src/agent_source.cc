@@ -7,6 +7,7 @@
 
 #include "lane_merge.h"
 #include "tleak/agent/protocol.h"
+#include "tleak/diagnosis/counted.h"
 
 namespace tleak::diagnosis {
 namespace {
@@ -564,7 +565,7 @@ void AgentSource::resolve(std::uintptr_t word, Symbolizer& symbolizer, std::vect
     Frame gap;
     gap.kind = FrameKind::kPython;
     char text[64];
-    std::snprintf(text, sizeof text, "(%u Python frame%s left out)", left_out, left_out == 1 ? "" : "s");
+    std::snprintf(text, sizeof text, "(%s left out)", counted(left_out, "Python frame", "Python frames").c_str());
     gap.function = text;
     stack.push_back(std::move(gap));
     return;

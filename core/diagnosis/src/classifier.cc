@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "tleak/allocator_error.h"
+#include "tleak/diagnosis/counted.h"
 #include "tleak/diagnosis/robust_fit.h"
 
 namespace tleak::diagnosis {
@@ -728,19 +729,18 @@ Diagnosis classify(const Recording& rec, const ClassifierOptions& options, std::
     if (!constant_at(s, marks, f.final_live_bytes)) f.mark_live_bytes = s.series(marks);
     switch (f.verdict) {
       case Verdict::kLeak:
-        f.reason = printf_string("%s in %lld block%s %s",
-                      bytes(static_cast<double>(f.leaked_bytes)).c_str(), static_cast<long long>(f.leaked_blocks),
-                      f.leaked_blocks == 1 ? "" : "s", leak_words);
+        f.reason = printf_string("%s in %s %s", bytes(static_cast<double>(f.leaked_bytes)).c_str(),
+                                 counted(f.leaked_blocks, "block", "blocks").c_str(), leak_words);
         break;
       case Verdict::kGrowth:
         f.reason = growth_reason(f.growth, words) + growth_words;
         break;
       case Verdict::kRetained:
         f.reason = printf_string(
-                      "up to %s held after last use (dead for %.0f%% of its lifetime), drag up to %llu ops / %llu %s",
+                      "up to %s held after last use (dead for %.0f%% of its lifetime), drag up to %s / %s",
                       bytes(static_cast<double>(f.retained.peak_dead_bytes)).c_str(), 100.0 * f.retained.drag_share,
-                      static_cast<unsigned long long>(f.retained.drag_ops_max),
-                      static_cast<unsigned long long>(f.retained.drag_iterations_max), words.many.c_str());
+                      counted(f.retained.drag_ops_max, "op", "ops").c_str(),
+                      words.count(f.retained.drag_iterations_max).c_str());
         break;
       case Verdict::kBounded:
         f.reason = bounded_reason(f, rec.end, options, words);

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "tleak/allocator_error.h"
+#include "tleak/diagnosis/counted.h"
 
 namespace tleak::diagnosis {
 namespace {
@@ -343,15 +344,16 @@ std::string render_text(const Diff& d, std::size_t max_sites) {
   const auto regressions = d.regressions();
   for (const auto& [side, listing] : {std::pair{"A", d.listed_a}, std::pair{"B", d.listed_b}}) {
     if (listing.left_out == 0) continue;
-    out << "note: " << side << " lists " << listing.sites << (listing.sites == 1 ? " site" : " sites") << " and leaves out "
-        << listing.left_out << (listing.left_out == 1 ? " smaller bounded one (at most " : " smaller bounded ones (each at most ")
+    out << "note: " << side << " lists " << counted(listing.sites, "site", "sites") << " and leaves out "
+        << counted(listing.left_out, "smaller bounded one", "smaller bounded ones")
+        << (listing.left_out == 1 ? " (at most " : " (each at most ")
         << format_bytes(static_cast<double>(listing.left_out_largest_peak))
         << " at peak): a site the other lists may be among them, \"not listed in " << side
         << "\" below (tleak run --max-sites lists more)\n";
   }
   out << "sites: " << d.changed_sites << " changed, " << d.new_sites << " new, " << d.gone_sites << " gone";
   if (d.unlisted_sites > 0) out << ", " << d.unlisted_sites << " listed in one run only";
-  out << "; " << regressions.size() << " regression" << (regressions.size() == 1 ? "" : "s") << "\n";
+  out << "; " << counted(regressions.size(), "regression", "regressions") << "\n";
   std::size_t shown = 0;
   for (const SiteDelta& s : d.sites) {
     if (s.status == "unchanged" || shown++ >= max_sites) continue;

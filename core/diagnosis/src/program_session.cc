@@ -30,6 +30,7 @@
 #include "tleak/agent/protocol.h"
 #include "tleak/agent/python_files.h"
 #include "tleak/diagnosis/agent_source.h"
+#include "tleak/diagnosis/counted.h"
 #include "tleak/diagnosis/report_builder.h"
 #include "tleak/diagnosis/run_stamp.h"
 
@@ -109,7 +110,7 @@ std::string other_processes_note(const agent::ControlPage& control) {
   }
   // At least: a child started without fork's handlers (vfork, posix_spawn) that runs a program
   // without the agent (static, set-user-ID, environment cleared) never says so.
-  return "the program started at least " + std::to_string(count) + (count == 1 ? " other process" : " other processes") +
+  return "the program started at least " + counted(count, "other process", "other processes") +
          " (" + list + (count > listed ? ", ..." : "") + "), which tleak does not record: it records the process " +
          "it starts and the programs that process execs; to diagnose another one, run tleak on its command (or " +
          "have the script exec it)";
@@ -515,7 +516,7 @@ Report run_program(const ProgramOptions& o) {
     build_report();
   }
   if (stackless > 0) {
-    report.notes.push_back(std::to_string(stackless) + (stackless == 1 ? " allocation is" : " allocations are") +
+    report.notes.push_back(counted(stackless, "allocation is", "allocations are") +
                            " in the site '(no stack recorded)': made with less than " +
                            std::to_string(agent::kUnwindStackRoom / 1024) +
                            " KiB of the thread's stack left, where walking it could have overflowed it, or where "
@@ -554,8 +555,8 @@ Report run_program(const ProgramOptions& o) {
     report.notes.push_back("no exit scan: the program ended without running its exit handlers (killed, or "
                            "_exit), so blocks left allocated are reported as unjudged, not as leaks");
   } else if (report.totals.unjudged_at_exit_blocks > 0) {
-    report.notes.push_back(std::to_string(report.totals.unjudged_at_exit_blocks) + " block" +
-                           (report.totals.unjudged_at_exit_blocks == 1 ? " was" : "s were") +
+    report.notes.push_back(counted(static_cast<std::uint64_t>(report.totals.unjudged_at_exit_blocks), "block was",
+                                   "blocks were") +
                            " allocated by a thread still running as the program exited, after its exit scan's "
                            "list was made: reported as unjudged, not as leaks");
   }

@@ -4,6 +4,7 @@
 
 #include "tleak/agent/python_files.h"
 #include "tleak/allocator_error.h"
+#include "tleak/diagnosis/counted.h"
 #include "tleak/diagnosis/step_words.h"
 
 namespace tleak::diagnosis {
@@ -114,9 +115,9 @@ std::string summary_sentence(const SiteReport& site, const Report& report) {
   char text[512];
   const StepWords words = step_words(report.run);
   if (site.verdict == "leak") {
-    std::snprintf(text, sizeof text, "leak: %s in %lld block%s never freed, allocated at %s",
+    std::snprintf(text, sizeof text, "leak: %s in %s never freed, allocated at %s",
                   format_bytes(static_cast<double>(report.totals.leaked_bytes)).c_str(),
-                  static_cast<long long>(report.totals.leaked_blocks), report.totals.leaked_blocks == 1 ? "" : "s",
+                  counted(static_cast<std::uint64_t>(report.totals.leaked_blocks), "block", "blocks").c_str(),
                   site.label.c_str());
   } else if (site.verdict == "growth") {
     // Several growing sites: the sentence gives their sum, so it never understates the growth.
@@ -133,11 +134,10 @@ std::string summary_sentence(const SiteReport& site, const Report& report) {
                     words.per.c_str(), site.label.c_str());
     }
   } else if (site.verdict == "retained") {
-    std::snprintf(text, sizeof text, "retained: %s held after last use (drag up to %llu ops, %llu %s) at %s",
+    std::snprintf(text, sizeof text, "retained: %s held after last use (drag up to %s, %s) at %s",
                   format_bytes(static_cast<double>(site.retained.peak_dead_bytes)).c_str(),
-                  static_cast<unsigned long long>(site.retained.drag_ops_max),
-                  static_cast<unsigned long long>(site.retained.drag_iterations_max), words.many.c_str(),
-                  site.label.c_str());
+                  counted(site.retained.drag_ops_max, "op", "ops").c_str(),
+                  words.count(site.retained.drag_iterations_max).c_str(), site.label.c_str());
   } else if (!report.total_growth.assessed) {
     std::snprintf(text, sizeof text, "bounded: peak %s live, nothing leaked; growth not assessed (%s; "
                   "at least %llu needed); largest site %s",

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "tleak/allocator_error.h"
+#include "tleak/diagnosis/counted.h"
 #include "tleak/diagnosis/step_words.h"
 
 namespace tleak::diagnosis {
@@ -76,7 +77,7 @@ std::string render_text(const Report& r, std::size_t max_sites) {
     if (r.run.program->clock == "iterations") {
       out << iteration_words().count(r.run.iterations) << ")\n";
     } else {
-      out << r.run.iterations << (r.run.iterations == 1 ? " time sample" : " time samples") << ", one every "
+      out << counted(r.run.iterations, "time sample", "time samples") << ", one every "
           << step_words(r.run).per << ")\n";
     }
   } else {
@@ -95,8 +96,8 @@ std::string render_text(const Report& r, std::size_t max_sites) {
   // said only of the scenarios' allocators, whose reserve tleak keeps.
   out << "totals: peak live " << bytes(static_cast<double>(r.totals.peak_live_bytes));
   if (r.totals.peak_reserved_bytes) out << ", peak reserved " << bytes(static_cast<double>(*r.totals.peak_reserved_bytes));
-  out << ", leaked " << bytes(static_cast<double>(r.totals.leaked_bytes)) << " in " << r.totals.leaked_blocks
-      << (r.totals.leaked_blocks == 1 ? " block" : " blocks");
+  out << ", leaked " << bytes(static_cast<double>(r.totals.leaked_bytes)) << " in "
+      << counted(static_cast<std::uint64_t>(r.totals.leaked_blocks), "block", "blocks");
   if (r.run.program) {
     out << (r.run.program->exit_scan ? ", reachable at exit " : ", not freed (no exit scan) ")
         << bytes(static_cast<double>(r.run.program->exit_scan ? r.totals.reachable_at_exit_bytes
@@ -141,9 +142,8 @@ std::string render_text(const Report& r, std::size_t max_sites) {
   }
   if (r.sites.size() > max_sites) out << "  ... " << r.sites.size() - max_sites << " more in the JSON report\n";
   if (r.omitted_sites.sites > 0) {
-    out << "  ... and " << r.omitted_sites.sites
-        << (r.omitted_sites.sites == 1 ? " smaller bounded site added up in the report (its peak "
-                                       : " smaller bounded sites added up in the report (largest peak ")
+    out << "  ... and " << counted(r.omitted_sites.sites, "smaller bounded site", "smaller bounded sites")
+        << (r.omitted_sites.sites == 1 ? " added up in the report (its peak " : " added up in the report (largest peak ")
         << bytes(static_cast<double>(r.omitted_sites.largest_peak_live_bytes)) << ")\n";
   }
   for (const std::string& note : r.notes) out << "note: " << note << "\n";

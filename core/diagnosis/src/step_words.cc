@@ -4,11 +4,12 @@
 #include <cstdio>
 #include <string>
 
+#include "tleak/diagnosis/counted.h"
 #include "tleak/diagnosis/report.h"
 
 namespace tleak::diagnosis {
 
-std::string StepWords::count(std::uint64_t n) const { return std::to_string(n) + " " + (n == 1 ? one : many); }
+std::string StepWords::count(std::uint64_t n) const { return counted(n, one, many); }
 
 StepWords iteration_words() { return {"iteration", "iteration", "iterations", "iter"}; }
 
