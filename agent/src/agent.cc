@@ -215,9 +215,13 @@ void in_forked_child() {
 constexpr std::size_t kMaxPathBytes = 4096;
 
 void send_hello(const char* path) {
-  alignas(8) unsigned char message[sizeof(HelloRecord) + kMaxPathBytes + 8];
+  // Static, not on the stack: two paths' room (called once, at start-up, before any thread).
+  alignas(8) static unsigned char message[sizeof(HelloRecord) + 2 * kMaxPathBytes + 8];
   const auto path_bytes = static_cast<std::uint32_t>(std::strlen(path)) + 1;
-  const std::uint32_t size = padded(sizeof(HelloRecord) + path_bytes);
+  // A target longer than a path can be is left out (the report is then named by the executable).
+  const std::string_view target = python_process_main_target();
+  const auto target_bytes = target.empty() || target.size() >= kMaxPathBytes ? 0u : static_cast<std::uint32_t>(target.size()) + 1;
+  const std::uint32_t size = padded(sizeof(HelloRecord) + target_bytes + path_bytes);
   std::memset(message, 0, size);
   auto* hello = reinterpret_cast<HelloRecord*>(message);
   hello->header = {RecordKind::kHello, 0, size};
@@ -228,7 +232,10 @@ void send_hello(const char* path) {
   hello->start_ns = now_ns();
   hello->sample_ns = g_sample_ns;
   hello->python_main = python_process_main_code();
-  std::memcpy(hello + 1, path, path_bytes);
+  hello->python_target_bytes = target_bytes;
+  auto* tail = reinterpret_cast<unsigned char*>(hello + 1);
+  if (target_bytes > 0) std::memcpy(tail, target.data(), target_bytes - 1);  // its NUL: the memset's
+  std::memcpy(tail + target_bytes, path, path_bytes);
   send_record(message, size);
 }
 

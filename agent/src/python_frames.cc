@@ -147,6 +147,7 @@ void copy_text(std::uintptr_t object, char* out, std::uint32_t out_bytes) {
 }
 
 PythonMainCode g_main_code = PythonMainCode::kNone;
+std::string_view g_main_target;
 
 }  // namespace
 
@@ -195,13 +196,16 @@ void python_read_main_code(std::string_view executable) {
     got += static_cast<std::size_t>(n);
   }
   close(fd);
-  const PythonMainCode main_code = python_main_code(executable, {arguments, got});
-  // A command line cut short that named no script may have named one further on.
-  if (got == sizeof arguments && main_code == PythonMainCode::kStdin) return;
-  g_main_code = main_code;
+  const PythonMain main = python_main(executable, {arguments, got});
+  // A command line cut short that named no script may have named one further on; and a script's
+  // path cut short is not its path.
+  if (got == sizeof arguments && (main.code == PythonMainCode::kStdin || !main.target.empty())) return;
+  g_main_code = main.code;
+  g_main_target = main.target;
 }
 
 PythonMainCode python_process_main_code() { return g_main_code; }
+std::string_view python_process_main_target() { return g_main_target; }
 
 bool python_enabled() { return g_layout != nullptr; }
 

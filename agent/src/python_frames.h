@@ -50,11 +50,14 @@ int python_stack_beyond(PythonFrame* out, int max, std::uintptr_t* rest);
 // that prefix (read from the environment at start-up, kEnvPythonFocus); and the program's own code
 // without a file (python_process_main_code).
 void python_set_focus(const char* prefix);
-// Reads which code the program runs as its own without a file (tleak/agent/python_files.h): the
-// user's too. Once, at start-up, after python_init (the program may rewrite its arguments later;
-// what ran as its main code does not change). `executable`: the process's, /proc/self/exe.
+// Reads what the program runs (tleak/agent/python_files.h): its own code without a file, the user's
+// too; or the script or module it runs instead, which names the report. Once, at start-up, after
+// python_init (the program may rewrite its arguments later; what ran as its main code does not
+// change). `executable`: the process's, /proc/self/exe.
 void python_read_main_code(std::string_view executable);
 PythonMainCode python_process_main_code();
+// The script's path or the module's name as the command line gave it (in a static buffer), or empty.
+std::string_view python_process_main_target();
 enum class PythonCodeKind : std::uint8_t { kUser, kLibrary, kImportMachinery };
 // Whose the code object's file is, by that rule (reads its file name: call on a cache miss, not
 // per frame). The import machinery (<frozen importlib._bootstrap>...) is a library apart.

@@ -1165,6 +1165,33 @@ TEST_F(ProgramRun, ProcessesTheProgramStartsAreNamedInANote) {
   EXPECT_EQ(report_["notes"].dump().find("other process"), std::string::npos);
 }
 
+// A report is named by the program the user ran (run.scenario, the summary's first line, the
+// default report file): a Python program by its script or -m module, not "python3.11"; a "#!"
+// script by itself, not its interpreter; a program that exec'd another by the new image.
+TEST_F(ProgramRun, AReportIsNamedByTheProgramTheUserRan) {
+  const std::string script = path("train.py");
+  std::ofstream(script) << "#!" << TLEAK_PYTHON << "\nimport sys\nprint(len(sys.argv))\n";
+  ASSERT_EQ(chmod(script.c_str(), 0755), 0);
+  const auto named = [&](const std::vector<std::string>& command, const std::string& name) {
+    const auto r = tleak_run({}, command);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(report_["run"]["scenario"], name) << command.back();
+    EXPECT_NE(("\n" + r.err).find("\ntleak " + name + " (program, "), std::string::npos) << r.err;
+  };
+  named({TLEAK_PYTHON, script, "--epochs", "3"}, "train.py");
+  named({script}, "train.py");  // its interpreter is python3, its name its own
+  named({TLEAK_PYTHON, "-m", "this"}, "this");
+  named({"/bin/sh", "-c", std::string("exec ") + TLEAK_PYTHON + " " + script}, "train.py");
+  const std::string wrapper = path("wrapper.sh");
+  std::ofstream(wrapper) << "#!/bin/sh\necho wrapped\n";
+  ASSERT_EQ(chmod(wrapper.c_str(), 0755), 0);
+  named({wrapper}, "wrapper.sh");
+  // Code without a file names no script: the interpreter's own name.
+  const std::string interpreter = std::filesystem::canonical(TLEAK_PYTHON).filename().string();
+  named({TLEAK_PYTHON, "-c", "pass"}, interpreter);
+  named({"/bin/sh", "-c", "exec " + program("growth") + " fixed"}, "growth");
+}
+
 // Forks under jemalloc, whose fork handler takes its locks while a thread inside it may be noting
 // a mapping (allocator_regions.h): a lock taken before the fork deadlocked 2 runs in 10 (here 4
 // runs of 50 forks each).

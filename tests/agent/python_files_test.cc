@@ -64,6 +64,27 @@ TEST(PythonFiles, TheMainCodeIsReadFromCPythonsCommandLine) {
   EXPECT_EQ(python_main_code("/opt/venv/bin/python", "python\0-c\0pass\0"sv), PythonMainCode::kString);
 }
 
+// What a Python process runs instead of code without a file: the script as given, or the -m
+// module; the report is named by it (tleak run -- python3 train.py is "train.py", not "python3.11").
+TEST(PythonFiles, TheScriptOrModuleIsReadFromCPythonsCommandLine) {
+  using namespace std::string_view_literals;
+  const auto target = [](std::string_view command_line) {
+    return python_main("/usr/bin/python3.11", command_line).target;
+  };
+  EXPECT_EQ(target("python3\0train.py\0--epochs\0003\0"sv), "train.py");
+  EXPECT_EQ(target("python3\0-u\0-X\0dev\0/home/me/train.py\0"sv), "/home/me/train.py");
+  EXPECT_EQ(target("python3\0--\0-c\0"sv), "-c");  // a script named "-c"
+  EXPECT_EQ(target("python3\0-W\0-c\0train.py\0"sv), "train.py");
+  EXPECT_EQ(target("python3\0-m\0pytest\0-x\0"sv), "pytest");
+  EXPECT_EQ(target("python3\0-Bmhttp.server\0"sv), "http.server");
+  EXPECT_EQ(target("python3\0-m\0"sv), "");  // CPython refuses it: no module named
+  EXPECT_EQ(target("python3\0-c\0pass\0"sv), "");
+  EXPECT_EQ(target("python3\0-\0script.py\0"sv), "");  // standard input; script.py is an argument
+  EXPECT_EQ(target("python3\0"sv), "");
+  EXPECT_EQ(python_main("/usr/bin/myapp", "myapp\0train.py\0"sv).target, "");
+  EXPECT_EQ(python_main("/usr/bin/python3.11", "python3\0-m\0pytest\0"sv).code, PythonMainCode::kNone);
+}
+
 TEST(PythonFiles, TheImportMachineryIsToldApart) {
   EXPECT_TRUE(python_file_is_import_machinery("<frozen importlib._bootstrap>"));
   EXPECT_TRUE(python_file_is_import_machinery("<frozen importlib._bootstrap_external>"));

@@ -462,6 +462,20 @@ TEST(AgentSource, MalformedRecordsAreRefused) {
     EXPECT_THROW(source.consume(Message().add(h).bytes()), StreamError);
   }
   {
+    // A Python program's script before the executable's path; one said to run past its record is refused.
+    AgentSource source;
+    auto h = hello();
+    std::vector<std::uint64_t> tail = tleak::testing::text_words("train.py");
+    h.python_target_bytes = static_cast<std::uint32_t>(tail.size() * 8);
+    const std::vector<std::uint64_t> executable = tleak::testing::text_words("/usr/bin/python3.11");
+    tail.insert(tail.end(), executable.begin(), executable.end());
+    source.consume(Message().add(h, tail).bytes());
+    EXPECT_EQ(source.python_target(), "train.py");
+    EXPECT_EQ(source.executable(), "/usr/bin/python3.11");
+    h.python_target_bytes = static_cast<std::uint32_t>(tail.size() * 8 + 8);
+    EXPECT_THROW(source.consume(Message().add(h, tail).bytes()), StreamError);
+  }
+  {
     AgentSource source;
     Message m;
     m.add(hello());

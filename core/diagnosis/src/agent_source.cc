@@ -189,7 +189,10 @@ void AgentSource::record(const unsigned char* at, std::uint32_t size) {
       ++images_;
       ++module_changes_;
       pid_ = hello.pid;
-      executable_ = string_at(at + sizeof(agent::HelloRecord), size - static_cast<std::uint32_t>(sizeof(agent::HelloRecord)));
+      const std::uint32_t after_hello = size - static_cast<std::uint32_t>(sizeof(agent::HelloRecord));
+      if (hello.python_target_bytes > after_hello) throw StreamError("hello longer than its size");
+      python_target_ = string_at(at + sizeof(agent::HelloRecord), hello.python_target_bytes);
+      executable_ = string_at(at + sizeof(agent::HelloRecord) + hello.python_target_bytes, after_hello - hello.python_target_bytes);
       if (hello.python_main > agent::PythonMainCode::kStdin) {
         throw StreamError("hello naming an unknown Python main code " +
                           std::to_string(static_cast<std::uint32_t>(hello.python_main)));

@@ -82,7 +82,9 @@ ProgramImage inspect_program(const std::string& path) {
   ProgramImage image;
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return image;
-  if (elf_version(EV_CURRENT) != EV_NONE) {
+  char first[2] = {};
+  image.is_script = pread(fd, first, sizeof first, 0) == 2 && first[0] == '#' && first[1] == '!';
+  if (!image.is_script && elf_version(EV_CURRENT) != EV_NONE) {
     if (Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr)) {
       if (elf_kind(elf) == ELF_K_ELF) {
         image.is_static = is_static(elf);

@@ -16,10 +16,11 @@ struct ProgramImage {
   // the needed libraries (gcc links libasan.so) or a runtime's entry point among the dynamic
   // symbols (clang links the runtime into the program).
   std::string sanitizer;
+  // A script ("#!" first): its interpreter is what runs, and is checked when it starts.
+  bool is_script = false;
 };
 
-// All false and empty when the file is not a readable ELF file (a script: its interpreter is
-// what runs, and is checked when it starts).
+// All false and empty when the file is not a readable ELF file or script.
 ProgramImage inspect_program(const std::string& path);
 
 }  // namespace tleak::diagnosis

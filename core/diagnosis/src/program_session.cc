@@ -240,6 +240,24 @@ bool marks_module_on_path() {
   }
 }
 
+// What the program's report is named by (run.scenario: the text's first line, the report's file):
+// the script or -m module a Python program runs (python3.11 says nothing of which); the script the
+// command names while the recording is of the process tleak started (a "#!" script runs its
+// interpreter: a wrapper script is not "dash"); else the executable of the image the recording is
+// about (the command, or what it exec'd into).
+std::string program_name(const AgentSource& source, const std::vector<std::string>& command, bool command_is_script) {
+  // A path's last part ("python3 app/" runs the directory's __main__.py: "app").
+  const auto last_part = [](std::string_view path) {
+    while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
+    return std::string(file_name(path));
+  };
+  std::string name;
+  if (!source.python_target().empty()) name = last_part(source.python_target());
+  if (name.empty() && command_is_script && source.images() <= 1) name = last_part(command[0]);
+  if (name.empty() || name == "/") name = last_part(source.executable().empty() ? command[0] : source.executable());
+  return name;
+}
+
 }  // namespace
 
 std::string resolve_command(const std::string& name) {
@@ -273,6 +291,7 @@ Report run_program(const ProgramOptions& o) {
                        std::to_string(agent::kMaxPythonFocusBytes) + " (the agent compares file names that far)");
   }
   const std::string path = resolve_command(o.command[0]);
+  const bool command_is_script = inspect_program(path).is_script;
   if (access(o.agent_path.c_str(), R_OK) != 0) {
     throw ProgramError("the agent library " + o.agent_path + " is missing (is tleak installed whole?)");
   }
@@ -330,8 +349,7 @@ Report run_program(const ProgramOptions& o) {
   const auto make_report = [&](const Recording& rec, Report& out, const std::optional<std::string>& snapshot,
                                Symbolizer& symbolizer, const SiteJudgements* judged) {
     out.thresholds = o.thresholds;
-    // The image the recording is about: the command, or what it exec'd into.
-    out.run.scenario = file_name(source.executable().empty() ? o.command[0] : source.executable());
+    out.run.scenario = program_name(source, o.command, command_is_script);
     out.run.variant = "program";
     out.run.mode = "native";
     out.run.iterations = rec.iterations;

@@ -24,7 +24,7 @@ inline constexpr std::uint32_t kProtocolMagic = 0x6b61656c;  // "leak"
 // 4: kPythonGapBit; 5: message slots (kSlot); 6: stacks named by their thread's cache slot, interned
 // by the parent (SiteRecord); 7: the reachability answer's later pieces named (kReachMore); 8: the
 // hello names a Python program's main code without a file (PythonMainCode)
-inline constexpr std::uint32_t kProtocolVersion = 8;
+inline constexpr std::uint32_t kProtocolVersion = 9;
 inline constexpr std::uint32_t kMaxMessageBytes = 64 * 1024;
 inline constexpr std::uint32_t kMaxFrames = 64;
 // An allocation made with less of its thread's stack left than this below malloc's frame is sent
@@ -95,8 +95,10 @@ struct HelloRecord {
   std::uint64_t start_ns;
   std::uint64_t sample_ns;
   PythonMainCode python_main;  // the Python program's own code without a file, if any
-  std::uint32_t reserved;
-  // followed by the executable's path, NUL-terminated, padded to 8
+  // A Python program's script path or -m module (python_files.h), with its NUL; 0: none.
+  std::uint32_t python_target_bytes;
+  // followed by the Python target (python_target_bytes), then the executable's path,
+  // NUL-terminated, padded to 8
 };
 
 struct ModuleRecord {

@@ -24,14 +24,21 @@ constexpr std::string_view python_main_code_name(PythonMainCode code) {
   return {};
 }
 
-// Which of them a process runs, from its executable's path and its arguments as /proc/self/cmdline
-// holds them (each followed by a NUL): kNone for a script, `-m module`, or a process that is not
-// the python executable (its command line is not CPython's).
+// What a Python process runs, from its executable's path and its arguments as /proc/self/cmdline
+// holds them (each followed by a NUL): its own code without a file (`code`: kString for -c, kStdin
+// for standard input), or what it runs instead (`target`: the script's path as given, or the
+// module's name after -m). A process that is not the python executable (its command line is not
+// CPython's) runs neither: kNone and no target.
+struct PythonMain {
+  PythonMainCode code = PythonMainCode::kNone;
+  std::string_view target;
+};
+
 // (No substr: it may throw, and the agent, which runs this, must not call into the C++ library.)
-constexpr PythonMainCode python_main_code(std::string_view executable, std::string_view command_line) {
+constexpr PythonMain python_main(std::string_view executable, std::string_view command_line) {
   const std::size_t slash = executable.rfind('/');
   const std::size_t name = slash == std::string_view::npos ? 0 : slash + 1;
-  if (!std::string_view(executable.data() + name, executable.size() - name).starts_with("python")) return PythonMainCode::kNone;
+  if (!std::string_view(executable.data() + name, executable.size() - name).starts_with("python")) return {};
   std::string_view rest = command_line;
   // The next argument, taken off `rest`; false when there is none.
   const auto take = [&rest](std::string_view* argument) {
@@ -46,28 +53,36 @@ constexpr PythonMainCode python_main_code(std::string_view executable, std::stri
     }
     return true;
   };
+  const PythonMain stdin_code{PythonMainCode::kStdin, {}};
   std::string_view argument;
-  if (!take(&argument)) return PythonMainCode::kNone;  // argv[0]
+  if (!take(&argument)) return {};  // argv[0]
   while (take(&argument)) {
-    if (argument == "-") return PythonMainCode::kStdin;
-    if (argument == "--") return take(&argument) ? PythonMainCode::kNone : PythonMainCode::kStdin;
+    if (argument == "-") return stdin_code;
+    if (argument == "--") return take(&argument) ? PythonMain{PythonMainCode::kNone, argument} : stdin_code;
     if (argument.starts_with("--")) {
       if (argument == "--check-hash-based-pycs") take(&argument);  // its value
       continue;
     }
-    if (!argument.starts_with("-")) return PythonMainCode::kNone;  // a script
-    // Short options, which may come together ("-Sc CODE", "-cCODE"); -W and -X take the rest of
-    // theirs or the next argument.
+    if (!argument.starts_with("-")) return {PythonMainCode::kNone, argument};  // a script
+    // Short options, which may come together ("-Sc CODE", "-cCODE", "-mpkg.mod"); -W and -X take
+    // the rest of theirs or the next argument, as -m does its module.
     for (std::size_t k = 1; k < argument.size(); ++k) {
-      if (argument[k] == 'c') return PythonMainCode::kString;
-      if (argument[k] == 'm') return PythonMainCode::kNone;
+      if (argument[k] == 'c') return {PythonMainCode::kString, {}};
+      if (argument[k] == 'm') {
+        if (k + 1 < argument.size()) return {PythonMainCode::kNone, std::string_view(argument.data() + k + 1, argument.size() - k - 1)};
+        return take(&argument) ? PythonMain{PythonMainCode::kNone, argument} : PythonMain{};
+      }
       if (argument[k] == 'W' || argument[k] == 'X') {
         if (k + 1 == argument.size()) take(&argument);
         break;
       }
     }
   }
-  return PythonMainCode::kStdin;  // no script: standard input, read as a program or interactively
+  return stdin_code;  // no script: standard input, read as a program or interactively
+}
+
+constexpr PythonMainCode python_main_code(std::string_view executable, std::string_view command_line) {
+  return python_main(executable, command_line).code;
 }
 
 // The user's code: the program's own code that has no file (`main_code`, python_main_code_name()); then

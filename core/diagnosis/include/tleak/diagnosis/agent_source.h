@@ -51,6 +51,8 @@ class AgentSource {
   // The code that image ran as its own without a file (python3 -c, standard input), if any: the
   // user's, for site labels (tleak/agent/python_files.h).
   agent::PythonMainCode python_main_code() const { return python_main_code_; }
+  // The script or -m module the Python program runs, as its command line named it; empty if none.
+  const std::string& python_target() const { return python_target_; }
   // Whether the image ran Python code (the agent described Python frames).
   bool python_seen() const { return !python_frames_.empty(); }
   double sample_seconds() const { return static_cast<double>(sample_ns_) / 1e9; }
@@ -169,6 +171,7 @@ class AgentSource {
   std::uint32_t pid_ = 0;
   std::string executable_;
   agent::PythonMainCode python_main_code_ = agent::PythonMainCode::kNone;
+  std::string python_target_;
   std::uint64_t sample_ns_ = 100'000'000;
   bool user_marks_ = false;
   std::uint64_t iteration_ = 0;
