@@ -1384,6 +1384,28 @@ TEST_F(ProgramRun, GrowthWithoutMarksIsPerSamplePeriod) {
   EXPECT_NE(no_program.err.find("no \"program\" in run"), std::string::npos) << no_program.err;
 }
 
+// A program without marks that ran too short for the samples growth needs: a note says what
+// period would give them, and a run with that period finds the growth.
+TEST_F(ProgramRun, TooFewTimeSamplesSayWhatPeriodGivesEnough) {
+  ASSERT_EQ(tleak_run({"--sample-every", "300ms"}, {program("timed_growth")}).exit_code, 0);
+  ASSERT_FALSE(report_["total_growth"]["assessed"].get<bool>());
+  std::string advice;
+  for (const Json& note : report_["notes"]) {
+    const std::string text = note;
+    if (text.rfind("growth not assessed: ", 0) == 0) advice = text;
+  }
+  std::smatch period;
+  ASSERT_TRUE(std::regex_search(advice, period, std::regex(R"(sample more often \(--sample-every (\d+)ms\))"))) << advice;
+  EXPECT_NE(advice.find(" time samples of 300 ms, at least 6 needed: "), std::string::npos) << advice;
+  EXPECT_NE(advice.find("tleak_mark_iteration()"), std::string::npos) << advice;
+  ASSERT_EQ(tleak_run({"--sample-every", period[1].str() + "ms"}, {program("timed_growth")}).exit_code, 0);
+  EXPECT_EQ(site_at(at("timed_growth.c", "KEEP"))["verdict"], "growth");
+  EXPECT_EQ(report_["notes"].dump().find("growth not assessed"), std::string::npos) << report_["notes"];
+  // A program too short to sample at all gets no such advice.
+  ASSERT_EQ(tleak_run({}, {"/bin/true"}).exit_code, 0);
+  EXPECT_EQ(report_["notes"].dump().find("growth not assessed"), std::string::npos) << report_["notes"];
+}
+
 // A program that only frees for a while (a teardown) is still sampled, and still answers tleak's
 // requests for a flush: the frees serve them, not only the allocations.
 TEST_F(ProgramRun, AProgramThatOnlyFreesIsStillSampled) {

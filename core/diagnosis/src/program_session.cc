@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -30,9 +31,11 @@
 #include "tleak/agent/protocol.h"
 #include "tleak/agent/python_files.h"
 #include "tleak/diagnosis/agent_source.h"
+#include "tleak/diagnosis/classifier.h"
 #include "tleak/diagnosis/counted.h"
 #include "tleak/diagnosis/report_builder.h"
 #include "tleak/diagnosis/run_stamp.h"
+#include "tleak/diagnosis/step_words.h"
 
 namespace tleak::diagnosis {
 namespace {
@@ -256,6 +259,29 @@ std::string program_name(const AgentSource& source, const std::vector<std::strin
   if (name.empty() && command_is_script && source.images() <= 1) name = last_part(command[0]);
   if (name.empty() || name == "/") name = last_part(source.executable().empty() ? command[0] : source.executable());
   return name;
+}
+
+// When a program without marks gave fewer time samples than growth needs, how to get them (its
+// summary says only "growth not assessed (2 samples; at least 6 needed)"); empty otherwise, and for
+// a program that ended within two periods without a sample (ls, true: growth is not what it was
+// run for). Samples are taken only while the program allocates, so the period that gives enough
+// is read from the samples it gave, not from the run's length (a program may sleep most of it).
+std::string too_few_samples_note(const Report& report, const ClassifierOptions& thresholds) {
+  const ProgramInfo& program = *report.run.program;
+  if (program.clock != "time" || report.total_growth.assessed || program.sample_seconds <= 0) return {};
+  const std::uint64_t needed = iterations_needed_for_growth(thresholds);
+  const std::uint64_t samples = report.run.iterations;
+  if (samples >= needed || (samples == 0 && report.run.duration_seconds < 2 * program.sample_seconds)) return {};
+  std::string period = "--sample-every";
+  if (samples > 0) {
+    // Twice the samples needed over the time the program gave samples in.
+    const double ms = program.sample_seconds * 1000.0 * static_cast<double>(samples) / static_cast<double>(2 * needed);
+    period += " " + std::to_string(std::max<std::uint64_t>(1, static_cast<std::uint64_t>(ms))) + "ms";
+  }
+  return "growth not assessed: " + counted(samples, "time sample", "time samples") + " of " +
+         sample_words(program.sample_seconds).per + ", at least " + std::to_string(needed) +
+         " needed: sample more often (" + period +
+         "), or mark the program's loop (tleak_mark_iteration() in C or C++, tleak.mark_iteration() in Python)";
 }
 
 }  // namespace
@@ -556,6 +582,9 @@ Report run_program(const ProgramOptions& o) {
                            "seen after that are counted together in one site without a stack ('(no stack recorded)')");
   }
   if (!others.empty()) report.notes.push_back(others);
+  if (std::string note = too_few_samples_note(report, o.thresholds); !note.empty() && !channel_lost) {
+    report.notes.push_back(std::move(note));
+  }
   if (o.python_path.empty() && source.python_seen() && !marks_module_on_path()) {
     report.notes.push_back("tleak's Python module (tleak.py) is neither beside tleak (../python, "
                            "../share/tleak/python) nor on PYTHONPATH: `import tleak` in the program finds no module; "
