@@ -197,11 +197,12 @@ void python_read_main_code(std::string_view executable) {
   }
   close(fd);
   const PythonMain main = python_main(executable, {arguments, got});
-  // A command line cut short that named no script may have named one further on; and a script's
-  // path cut short is not its path.
-  if (got == sizeof arguments && (main.code == PythonMainCode::kStdin || !main.target.empty())) return;
+  const bool cut = got == sizeof arguments;
+  // A command line cut short that named no script may have named one further on.
+  if (cut && main.code == PythonMainCode::kStdin) return;
   g_main_code = main.code;
-  g_main_target = main.target;
+  // A script's path that runs to where the command line was cut may be cut itself.
+  if (!cut || main.target.data() + main.target.size() != arguments + got) g_main_target = main.target;
 }
 
 PythonMainCode python_process_main_code() { return g_main_code; }

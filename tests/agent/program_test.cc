@@ -1180,6 +1180,8 @@ TEST_F(ProgramRun, AReportIsNamedByTheProgramTheUserRan) {
   };
   named({TLEAK_PYTHON, script, "--epochs", "3"}, "train.py");
   named({script}, "train.py");  // its interpreter is python3, its name its own
+  // A command line longer than the agent reads (64 KiB) still names its script.
+  named({TLEAK_PYTHON, script, std::string(70'000, 'x')}, "train.py");
   named({TLEAK_PYTHON, "-m", "this"}, "this");
   named({"/bin/sh", "-c", std::string("exec ") + TLEAK_PYTHON + " " + script}, "train.py");
   const std::string wrapper = path("wrapper.sh");
