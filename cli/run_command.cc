@@ -88,18 +88,28 @@ class Progress {
   std::chrono::steady_clock::time_point last_{};
 };
 
-// A file name from a snapshot's name: letters, digits, '-', '_' and '.' kept, anything else '_'.
-std::string snapshot_file(const std::string& output, const std::string& program, int pid,
-                          const std::string& name, int index) {
+// `text` as a part of a file name: letters, digits, '-', '_' and '.' kept, any other character '_',
+// at most 64 of them (a script's name may be as long as a file name can be, and the report's name
+// holds more), `prefix` first when it would be empty or start with '.'.
+std::string file_name_part(const std::string& text, const std::string& prefix) {
   std::string safe;
-  for (const char c : name.substr(0, 64)) {
+  for (const char c : text.substr(0, 64)) {
     safe += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.') ? c : '_';
   }
-  if (safe.empty() || safe[0] == '.') safe = "snapshot" + safe;
-  std::string stem = output;
-  if (stem.empty()) {
-    stem = "tleak-" + program + "-" + std::to_string(pid) + ".json";
-  }
+  if (safe.empty() || safe[0] == '.') safe = prefix + safe;
+  return safe;
+}
+
+// The report's file without --output: named after the program and its pid, in the current directory.
+std::string default_report_file(const std::string& program, int pid) {
+  return "tleak-" + file_name_part(program, "program") + "-" + std::to_string(pid) + ".json";
+}
+
+// A snapshot's file, beside the report's: REPORT.snapshot-N-NAME.json.
+std::string snapshot_file(const std::string& output, const std::string& program, int pid,
+                          const std::string& name, int index) {
+  const std::string safe = file_name_part(name, "snapshot");
+  std::string stem = output.empty() ? default_report_file(program, pid) : output;
   if (stem.size() > 5 && stem.compare(stem.size() - 5, 5, ".json") == 0) stem.resize(stem.size() - 5);
   return stem + ".snapshot-" + std::to_string(index) + "-" + safe + ".json";
 }
@@ -185,8 +195,8 @@ int run_program_command(const RunArgs& args) {
   // the summary to stderr; --format puts either on stdout instead, after the program's own output.
   const diagnosis::ProgramInfo& program = *report.run.program;
   const std::string json = diagnosis::report_file_text(report);
-  const std::string output = !args.output.empty() ? args.output
-                                                  : "tleak-" + report.run.scenario + "-" + std::to_string(program.pid) + ".json";
+  const std::string output =
+      !args.output.empty() ? args.output : default_report_file(report.run.scenario, static_cast<int>(program.pid));
   try {
     diagnosis::write_file_atomically(output, json);
     if (!args.html.empty()) diagnosis::write_file_atomically(args.html, web::report_page(report));

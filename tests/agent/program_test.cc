@@ -1192,6 +1192,20 @@ TEST_F(ProgramRun, AReportIsNamedByTheProgramTheUserRan) {
   const std::string interpreter = std::filesystem::canonical(TLEAK_PYTHON).filename().string();
   named({TLEAK_PYTHON, "-c", "pass"}, interpreter);
   named({"/bin/sh", "-c", "exec " + program("growth") + " fixed"}, "growth");
+
+  // Without --output, the report is named after the program, its name cut to 64 characters of
+  // those a file name keeps as they are: a script's name may be as long as a file name can be.
+  const std::string long_name = std::string(245, 'a') + " b.py";
+  std::ofstream(path(long_name)) << "print('long')\n";
+  const std::string cwd = path("cwd");
+  std::filesystem::create_directory(cwd);
+  const auto r = run_process("/usr/bin/env", {"-C", cwd, TLEAK_BINARY, "run", "--", TLEAK_PYTHON, path(long_name)});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<std::string> written;
+  for (const auto& entry : std::filesystem::directory_iterator(cwd)) written.push_back(entry.path().filename());
+  ASSERT_EQ(written.size(), 1u);
+  EXPECT_EQ(written[0].rfind("tleak-" + std::string(64, 'a') + "-", 0), 0u) << written[0];
+  EXPECT_EQ(Json::parse(std::ifstream(cwd + "/" + written[0]))["run"]["scenario"], long_name);
 }
 
 // Forks under jemalloc, whose fork handler takes its locks while a thread inside it may be noting
