@@ -40,7 +40,7 @@ TEST(PythonFiles, TheMainCodeIsReadFromCPythonsCommandLine) {
   using namespace std::string_view_literals;
   // By the file name CPython gives the code it finds.
   const auto main_code = [](std::string_view command_line) {
-    return python_main_code_name(python_main_code("/usr/bin/python3.11", command_line));
+    return python_main_code_name(python_main("/usr/bin/python3.11", command_line).code);
   };
   EXPECT_EQ(main_code("python3\0-c\0print(1)\0"sv), "<string>");
   EXPECT_EQ(main_code("python3\0-Sc\0print(1)\0"sv), "<string>");
@@ -60,8 +60,8 @@ TEST(PythonFiles, TheMainCodeIsReadFromCPythonsCommandLine) {
   EXPECT_EQ(main_code("python3\0-c\0pass"sv), "<string>");  // no final NUL
   EXPECT_EQ(main_code(""sv), "");
   // Not CPython's command line: a program embedding the interpreter, or any other.
-  EXPECT_EQ(python_main_code("/usr/bin/myapp", "myapp\0-c\0config\0"sv), PythonMainCode::kNone);
-  EXPECT_EQ(python_main_code("/opt/venv/bin/python", "python\0-c\0pass\0"sv), PythonMainCode::kString);
+  EXPECT_EQ(python_main("/usr/bin/myapp", "myapp\0-c\0config\0"sv).code, PythonMainCode::kNone);
+  EXPECT_EQ(python_main("/opt/venv/bin/python", "python\0-c\0pass\0"sv).code, PythonMainCode::kString);
 }
 
 // What a Python process runs instead of code without a file: the script as given, or the -m

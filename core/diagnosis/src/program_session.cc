@@ -66,7 +66,8 @@ bool gains_privileges(const std::string& path, const struct stat& st) {
   return geteuid() != 0 && getxattr(path.c_str(), "security.capability", nullptr, 0) > 0;
 }
 
-void check_runnable(const std::string& name, const std::string& path) {
+// Refuses what cannot run under the agent; returns what its file is.
+ProgramImage check_runnable(const std::string& name, const std::string& path) {
   struct stat st{};
   if (stat(path.c_str(), &st) != 0) throw ProgramError("cannot run '" + name + "': " + std::strerror(errno));
   if (S_ISDIR(st.st_mode)) throw ProgramError("cannot run '" + name + "': it is a directory");
@@ -87,6 +88,7 @@ void check_runnable(const std::string& name, const std::string& path) {
                        "capabilities), and the loader then ignores LD_PRELOAD, so the interposer cannot be loaded "
                        "into it");
   }
+  return image;
 }
 
 // What the agents of the processes the program started wrote into the control page, as a note
@@ -257,7 +259,7 @@ std::string program_name(const AgentSource& source, const std::vector<std::strin
   std::string name;
   if (!source.python_target().empty()) name = last_part(source.python_target());
   if (name.empty() && command_is_script && source.images() <= 1) name = last_part(command[0]);
-  if (name.empty() || name == "/") name = last_part(source.executable().empty() ? command[0] : source.executable());
+  if (name.empty()) name = last_part(source.executable().empty() ? command[0] : source.executable());
   return name;
 }
 
@@ -286,12 +288,9 @@ std::string too_few_samples_note(const Report& report, const ClassifierOptions& 
 
 }  // namespace
 
-std::string resolve_command(const std::string& name) {
+ResolvedCommand resolve_command(const std::string& name) {
   if (name.empty()) throw ProgramError("no command given after --");
-  if (name.find('/') != std::string::npos) {
-    check_runnable(name, name);
-    return name;
-  }
+  if (name.find('/') != std::string::npos) return {name, check_runnable(name, name).is_script};
   const char* path_env = std::getenv("PATH");
   const std::string path = path_env != nullptr ? path_env : "/usr/local/bin:/usr/bin:/bin";
   std::size_t begin = 0;
@@ -301,8 +300,7 @@ std::string resolve_command(const std::string& name) {
     const std::string candidate = dir + "/" + name;
     struct stat st{};
     if (stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(candidate.c_str(), X_OK) == 0) {
-      check_runnable(name, candidate);
-      return candidate;
+      return {candidate, check_runnable(name, candidate).is_script};
     }
     begin = end + 1;
   }
@@ -316,8 +314,8 @@ Report run_program(const ProgramOptions& o) {
     throw ProgramError("--focus is " + std::to_string(o.focus.size()) + " bytes long, at most " +
                        std::to_string(agent::kMaxPythonFocusBytes) + " (the agent compares file names that far)");
   }
-  const std::string path = resolve_command(o.command[0]);
-  const bool command_is_script = inspect_program(path).is_script;
+  const ResolvedCommand resolved = resolve_command(o.command[0]);
+  const std::string& path = resolved.path;
   if (access(o.agent_path.c_str(), R_OK) != 0) {
     throw ProgramError("the agent library " + o.agent_path + " is missing (is tleak installed whole?)");
   }
@@ -375,7 +373,7 @@ Report run_program(const ProgramOptions& o) {
   const auto make_report = [&](const Recording& rec, Report& out, const std::optional<std::string>& snapshot,
                                Symbolizer& symbolizer, const SiteJudgements* judged) {
     out.thresholds = o.thresholds;
-    out.run.scenario = program_name(source, o.command, command_is_script);
+    out.run.scenario = program_name(source, o.command, resolved.is_script);
     out.run.variant = "program";
     out.run.mode = "native";
     out.run.iterations = rec.iterations;

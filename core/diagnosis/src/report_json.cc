@@ -76,37 +76,11 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ClassifierOptions, warmup_fracti
                                    growth_min_confidence, growth_min_trend_z, growth_min_rise_bytes, tail_fraction,
                                    tail_min_slope_ratio, retained_min_bytes, retained_min_drag_share,
                                    retained_min_drag_iterations, retained_min_drag_ops, leak_min_bytes)
-void to_json(nlohmann::json& j, const ProgramInfo& p) {
-  j = {{"command", p.command},
-       {"pid", p.pid},
-       {"exit_status", p.exit_status},
-       {"exit_signal", p.exit_signal},
-       {"stopped_by", p.stopped_by},
-       {"clock", p.clock},
-       {"sample_seconds", p.sample_seconds},
-       {"exit_scan", p.exit_scan},
-       {"exit_scan_root_bytes", p.exit_scan_root_bytes},
-       {"snapshot", p.snapshot},
-       {"focus", p.focus},
-       {"python_main_code", p.python_main_code}};
-}
-// Every field is required, as the schema says, but the two a report written before them lacks
-// (`focus`, `python_main_code`): such a report was labelled by the default rule, which null means.
-void from_json(const nlohmann::json& j, ProgramInfo& p) {
-  j.at("command").get_to(p.command);
-  j.at("pid").get_to(p.pid);
-  j.at("exit_status").get_to(p.exit_status);
-  j.at("exit_signal").get_to(p.exit_signal);
-  j.at("stopped_by").get_to(p.stopped_by);
-  j.at("clock").get_to(p.clock);
-  j.at("sample_seconds").get_to(p.sample_seconds);
-  j.at("exit_scan").get_to(p.exit_scan);
-  j.at("exit_scan_root_bytes").get_to(p.exit_scan_root_bytes);
-  j.at("snapshot").get_to(p.snapshot);
-  p.focus = j.contains("focus") ? j["focus"].get<std::optional<std::string>>() : std::nullopt;
-  p.python_main_code =
-      j.contains("python_main_code") ? j["python_main_code"].get<std::optional<std::string>>() : std::nullopt;
-}
+// Every field required, as the schema says (a report written before `focus` and `python_main_code`
+// is given them as null before it is read: report_from_json).
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ProgramInfo, command, pid, exit_status, exit_signal, stopped_by, clock,
+                                   sample_seconds, exit_scan, exit_scan_root_bytes, snapshot, focus,
+                                   python_main_code)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RunInfo, scenario, variant, mode, iterations, scale,
                                                 stack_depth, tleak_version, started_at,
                                                 duration_seconds, host, under_valgrind, tracked,
@@ -495,15 +469,27 @@ Report report_from_json(const nlohmann::json& j) {
   Report r;
   r.schema = schema;
   // Each part read on its own, so that a message says which part lacks a field or mistypes one.
-  const auto read = [&](const char* part, auto& into) {
-    if (!j.contains(part)) throw ReportError(std::string("malformed report: no \"") + part + "\" field");
+  const auto read_from = [&](const nlohmann::json& from, const char* part, auto& into) {
     try {
-      j.at(part).get_to(into);
+      from.get_to(into);
     } catch (const nlohmann::json::exception& e) {
       throw ReportError("malformed report: " + json_error_text(e) + " (in " + part + ")");
     }
   };
-  read("run", r.run);
+  const auto read = [&](const char* part, auto& into) {
+    if (!j.contains(part)) throw ReportError(std::string("malformed report: no \"") + part + "\" field");
+    read_from(j[part], part, into);
+  };
+  if (!j.contains("run")) throw ReportError("malformed report: no \"run\" field");
+  // A program's report written before `focus` and `python_main_code` was labelled by the default
+  // rule, which null means: the run (a few fields) is read from a copy that has them.
+  nlohmann::json run = j["run"];
+  if (run.is_object() && run.contains("program") && run["program"].is_object()) {
+    for (const char* added : {"focus", "python_main_code"}) {
+      if (!run["program"].contains(added)) run["program"][added] = nullptr;
+    }
+  }
+  read_from(run, "run", r.run);
   read("summary", r.summary);
   read("totals", r.totals);
   read("total_growth", r.total_growth);

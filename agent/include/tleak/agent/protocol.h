@@ -23,7 +23,8 @@ namespace tleak::agent {
 inline constexpr std::uint32_t kProtocolMagic = 0x6b61656c;  // "leak"
 // 4: kPythonGapBit; 5: message slots (kSlot); 6: stacks named by their thread's cache slot, interned
 // by the parent (SiteRecord); 7: the reachability answer's later pieces named (kReachMore); 8: the
-// hello names a Python program's main code without a file (PythonMainCode)
+// hello names a Python program's main code without a file (PythonMainCode); 9: and its script or
+// -m module (python_target_bytes)
 inline constexpr std::uint32_t kProtocolVersion = 9;
 inline constexpr std::uint32_t kMaxMessageBytes = 64 * 1024;
 inline constexpr std::uint32_t kMaxFrames = 64;

@@ -81,10 +81,6 @@ constexpr PythonMain python_main(std::string_view executable, std::string_view c
   return stdin_code;  // no script: standard input, read as a program or interactively
 }
 
-constexpr PythonMainCode python_main_code(std::string_view executable, std::string_view command_line) {
-  return python_main(executable, command_line).code;
-}
-
 // The user's code: the program's own code that has no file (`main_code`, python_main_code_name()); then
 // what is under `focus` when one is given (tleak run --focus), else every real file but the
 // standard library's, installed packages' (site-packages, dist-packages) and frozen modules'.

@@ -44,8 +44,13 @@ struct ProgramOptions {
   bool last_in_process = false;
 };
 
-// The path the command would run, or a ProgramError naming why it cannot run.
-std::string resolve_command(const std::string& name);
+// The path the command would run, and whether it is a "#!" script (its interpreter then runs it),
+// or a ProgramError naming why it cannot run.
+struct ResolvedCommand {
+  std::string path;
+  bool is_script = false;
+};
+ResolvedCommand resolve_command(const std::string& name);
 
 Report run_program(const ProgramOptions& options);
 
