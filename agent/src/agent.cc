@@ -7,6 +7,7 @@
 #include <x86intrin.h>
 #endif
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -166,6 +167,7 @@ void fence_locked(RecordKind kind, const char* name) {
   record->ns = ns;
   record->sequence = ++g_fence_sequence;
   record->name_bytes = name_bytes;
+  if (kind == RecordKind::kExit) record->thread_id = static_cast<std::uint32_t>(syscall(SYS_gettid));
   if (name_bytes > 0) std::memcpy(record + 1, name, name_bytes - 1);
   if (own != nullptr && own->index < count) {  // among the buffers locked above
     std::memcpy(own->reserve(size), message, size);  // sends first what is there if it is full
@@ -260,19 +262,24 @@ void send_buffers_and_stop_tracking() {
 }
 
 // The parent's live list in, the reachability bitmap out. The exiting thread's stack is a root
-// from `stack_from` up.
+// from `stack_from` up, and its `registers` (kExitRegisters) are roots, as are the other threads'
+// registers the parent read and sent after the list.
 void exit_handshake(std::uintptr_t stack_from, const std::uint64_t* registers) {
   LiveListHeader header{};
   if (!channel_receive(&header, sizeof header) || header.magic != kProtocolMagic) return;
   const std::uint64_t n = header.blocks;
-  if (n > (std::uint64_t{1} << 32)) return;
+  if (n > (std::uint64_t{1} << 32) || header.register_words > kMaxRegisterWords) return;
   const std::size_t list_bytes = n * sizeof(LiveBlock) + 8;
   const std::size_t bitmap_words = (n + 63) / 64;
+  const std::size_t root_words = kExitRegisters + std::size_t{header.register_words};
   auto* blocks = static_cast<LiveBlock*>(map_pages(list_bytes, true));
   auto* message = static_cast<std::uint64_t*>(map_pages(sizeof(ReachRecord) + bitmap_words * 8 + 8, true));
   auto* work = static_cast<std::uint32_t*>(map_pages(n * 4 + 8, true));
-  if (blocks == nullptr || message == nullptr || work == nullptr) return;
+  auto* root_registers = static_cast<std::uint64_t*>(map_pages(root_words * 8, true));
+  if (blocks == nullptr || message == nullptr || work == nullptr || root_registers == nullptr) return;
   if (!channel_receive(blocks, n * sizeof(LiveBlock))) return;
+  for (int r = 0; r < kExitRegisters; ++r) root_registers[r] = registers[r];
+  if (!channel_receive(root_registers + kExitRegisters, std::size_t{header.register_words} * 8)) return;
   auto* record = reinterpret_cast<ReachRecord*>(message);
   std::uint64_t* bitmap = message + sizeof(ReachRecord) / 8;
   DataOnlyKind kinds[kPythonDataOnlyKinds];
@@ -287,7 +294,7 @@ void exit_handshake(std::uintptr_t stack_from, const std::uint64_t* registers) {
   const std::uintptr_t ended_main_stack =
       main_thread_ended() && !on_main_thread() ? reinterpret_cast<std::uintptr_t>(__libc_stack_end) : 0;
   record->roots_bytes = scan_reachability(blocks, n, bitmap, work, kinds, kind_count, with_pools ? &pools : nullptr,
-                                          stack_from, registers, kExitRegisters, ended_main_stack,
+                                          stack_from, root_registers, static_cast<int>(root_words), ended_main_stack,
                                           g_malloc_is_c_library);
   record->blocks = n;
   send_buffers_and_stop_tracking();

@@ -341,6 +341,36 @@ TEST_F(ProgramRun, LeaksAreTheUnreachableBlocksAtExit) {
   expect_exit_reachability_figures();
 }
 
+// A thread blocked in a system call as the program exits may hold the only pointer to a block in
+// a register (tests/programs/register_held.c): memcheck reads every thread's registers, and tleak,
+// the program's parent, reads them through ptrace. The program sees nothing of it: its threads'
+// calls go on waiting, and the one Linux would end with EINTR after a stop (epoll_wait) is left
+// unread, as a note says.
+TEST_F(ProgramRun, ABlockHeldOnlyInABlockedThreadsRegisterIsReachable) {
+  const auto r = tleak_run({}, {program("register_held")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "exiting\n");
+  EXPECT_TRUE(report_["run"]["program"]["exit_scan"]);
+  EXPECT_EQ(report_["totals"]["leaked_bytes"], 700);
+  EXPECT_EQ(report_["totals"]["leaked_blocks"], 1);
+  EXPECT_EQ(site_at(at("register_held.c", "LOST"))["leaked_bytes"], 700);
+  const Json& held = site_at(at("register_held.c", "HELD"));
+  EXPECT_EQ(held["leaked_bytes"], 0);
+  EXPECT_EQ(held["reachable_at_exit_bytes"], 1500);
+  bool noted = false;
+  for (const Json& note : report_["notes"]) {
+    const auto text = note.get<std::string>();
+    noted = noted || (text.find("the registers of 1 other thread were not read") != std::string::npos &&
+                      text.find("epoll_wait") != std::string::npos);
+  }
+  EXPECT_TRUE(noted) << report_["notes"];
+  const auto m = run_process(VALGRIND_PROGRAM, {"--leak-check=full", program("register_held")});
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  EXPECT_EQ(m.out, "exiting\n");
+  EXPECT_EQ(memcheck_figure(m.err, "definitely lost") + memcheck_figure(m.err, "indirectly lost"), 700) << m.err;
+  EXPECT_GE(memcheck_figure(m.err, "still reachable"), 1500) << m.err;
+}
+
 // More blocks live at exit than the exit scan's answer holds bits for in one message: the answer
 // comes in pieces, and the blocks judged by a later piece (the lost ones, highest in the heap) are
 // judged by their own bits.

@@ -47,6 +47,7 @@ void AgentSource::reset() {
   limits.uses_reported = false;
   limits.one_thread = true;
   recorder_ = std::make_unique<Recorder>(std::vector<AllocatorInfo>{{"malloc", MemorySpace::kHost}}, limits);
+  exiting_thread_ = 0;
   hello_seen_ = user_marks_ = exit_requested_ = reach_started_ = reach_complete_ = stacks_overflowed_ = false;
   judgements_.reset();
   sites_lately_ = true;
@@ -459,6 +460,7 @@ void AgentSource::fence(std::uint16_t kind, const unsigned char* at, std::uint32
       break;
     case RecordKind::kExit:
       exit_requested_ = true;
+      exiting_thread_ = f.thread_id;
       break;
     default:
       break;

@@ -26,8 +26,9 @@
 #include "left_for_exit.h"
 #include "message_slot_area.h"
 #include "module_preparer.h"
-#include "read_pacing.h"
 #include "program_image.h"
+#include "read_pacing.h"
+#include "thread_registers.h"
 #include "tleak/agent/protocol.h"
 #include "tleak/agent/python_files.h"
 #include "tleak/diagnosis/agent_source.h"
@@ -121,12 +122,17 @@ std::string other_processes_note(const agent::ControlPage& control) {
          "have the script exec it)";
 }
 
-// Sends the live list the agent's exit scan needs, in messages the agent's buffer takes whole.
-void send_live_list(int fd, const std::vector<std::uint64_t>& pairs) {
-  agent::LiveListHeader header{agent::kProtocolMagic, 0, pairs.size() / 2};
-  std::vector<unsigned char> bytes(sizeof header + pairs.size() * 8);
+// Sends the live list the agent's exit scan needs, and the other threads' registers, in messages
+// the agent's buffer takes whole.
+void send_live_list(int fd, const std::vector<std::uint64_t>& pairs, std::vector<std::uint64_t> registers) {
+  if (registers.size() > agent::kMaxRegisterWords) registers.resize(agent::kMaxRegisterWords);
+  const agent::LiveListHeader header{agent::kProtocolMagic, static_cast<std::uint32_t>(registers.size()), pairs.size() / 2};
+  std::vector<unsigned char> bytes(sizeof header + (pairs.size() + registers.size()) * 8);
   std::memcpy(bytes.data(), &header, sizeof header);
   if (!pairs.empty()) std::memcpy(bytes.data() + sizeof header, pairs.data(), pairs.size() * 8);
+  if (!registers.empty()) {
+    std::memcpy(bytes.data() + sizeof header + pairs.size() * 8, registers.data(), registers.size() * 8);
+  }
   constexpr std::size_t kPiece = 60 * 1024;
   for (std::size_t sent = 0; sent < bytes.size();) {
     const std::size_t n = std::min(kPiece, bytes.size() - sent);
@@ -369,6 +375,9 @@ Report run_program(const ProgramOptions& o) {
     preparer->set_modules(source.modules());
   };
   bool answered_exit = false;
+  // The program's other threads whose registers the exit scan went without, and why (the first).
+  std::uint32_t unread_threads = 0;
+  std::string why_unread;
   bool fence_asked = false;
   const auto make_report = [&](const Recording& rec, Report& out, const std::optional<std::string>& snapshot,
                                Symbolizer& symbolizer, const SiteJudgements* judged) {
@@ -437,7 +446,11 @@ Report run_program(const ProgramOptions& o) {
       }
       if (source.exit_requested() && !answered_exit) {
         answered_exit = true;
-        send_live_list(ours.get(), source.live_list());
+        const OtherThreadsRegisters registers =
+            read_other_threads_registers(child.pid, static_cast<pid_t>(source.exiting_thread()));
+        unread_threads = registers.threads_unread;
+        why_unread = registers.why_unread;
+        send_live_list(ours.get(), source.live_list(), registers.words);
         end_profile::time_aside("sites judged during the exit scan",
                                 [&] { source.judge_sites_at_exit(o.thresholds, o.max_sites); });
         // The frames of the sites the report will most likely list, resolved while the program
@@ -604,6 +617,11 @@ Report run_program(const ProgramOptions& o) {
                                    "blocks were") +
                            " allocated by a thread still running as the program exited, after its exit scan's "
                            "list was made: reported as unjudged, not as leaks");
+  }
+  if (report.run.program->exit_scan && unread_threads > 0 && report.totals.leaked_bytes > 0) {
+    report.notes.push_back("the registers of " + counted(unread_threads, "other thread", "other threads") +
+                           " were not read as the program exited (" + why_unread +
+                           "): a block only such a register pointed to counts as leaked");
   }
   if (o.last_in_process) {
     leave_for_exit(finished);

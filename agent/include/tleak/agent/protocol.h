@@ -1,4 +1,4 @@
-// The stream the LD_PRELOAD agent sends to the `tleak` parent, version 6 (kProtocolVersion).
+// The stream the LD_PRELOAD agent sends to the `tleak` parent (its version: kProtocolVersion).
 //
 // The agent writes records into per-thread buffers and sends each buffer as one message on a
 // SOCK_SEQPACKET socket, so a message is never interleaved with another thread's. (A buffer's
@@ -24,8 +24,9 @@ inline constexpr std::uint32_t kProtocolMagic = 0x6b61656c;  // "leak"
 // 4: kPythonGapBit; 5: message slots (kSlot); 6: stacks named by their thread's cache slot, interned
 // by the parent (SiteRecord); 7: the reachability answer's later pieces named (kReachMore); 8: the
 // hello names a Python program's main code without a file (PythonMainCode); 9: and its script or
-// -m module (python_target_bytes)
-inline constexpr std::uint32_t kProtocolVersion = 9;
+// -m module (python_target_bytes); 10: the exit fence names its thread, and the live list carries
+// the other threads' registers (LiveListHeader::register_words)
+inline constexpr std::uint32_t kProtocolVersion = 10;
 inline constexpr std::uint32_t kMaxMessageBytes = 64 * 1024;
 inline constexpr std::uint32_t kMaxFrames = 64;
 // An allocation made with less of its thread's stack left than this below malloc's frame is sent
@@ -171,7 +172,7 @@ struct FenceRecord {
   std::uint64_t ns;
   std::uint64_t sequence;  // fences sent so far by this image, this one included
   std::uint32_t name_bytes;  // kSnapshot: the name, including the NUL; else 0
-  std::uint32_t reserved;
+  std::uint32_t thread_id;  // kExit: the exiting thread's (gettid), which scans and reads its own registers; else 0
   // followed by the name, padded to 8
 };
 
@@ -196,12 +197,14 @@ struct ReachMoreRecord {
 };
 
 // The parent's answer to kExit, sent on the same socket: a header, then `blocks` pairs of
-// (address, size) sorted by address.
+// (address, size) sorted by address, then `register_words` words: the registers of the program's
+// other threads, which the parent read (roots, as each thread's stack is).
 struct LiveListHeader {
   std::uint32_t magic;
-  std::uint32_t reserved;
+  std::uint32_t register_words;
   std::uint64_t blocks;
 };
+inline constexpr std::uint32_t kMaxRegisterWords = std::uint32_t{1} << 20;
 
 // Where a thread buffer's records are written, so that a send is a SlotRecord of 16 bytes on the
 // socket instead of the message itself: a memory file both sides map (kEnvSlotsFd). A thread buffer

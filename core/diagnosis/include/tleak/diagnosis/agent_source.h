@@ -83,6 +83,8 @@ class AgentSource {
 
   // The agent ran its exit handlers and waits for the live list.
   bool exit_requested() const { return exit_requested_; }
+  // The thread that asked (its id), which scans: the agent reads that one's registers itself.
+  std::uint32_t exiting_thread() const { return exiting_thread_; }
   // The live blocks as (address, size) pairs sorted by address: what the agent scans.
   const std::vector<std::uint64_t>& live_list() const;
   // The agent's reachability answer arrived, for the list live_list() gave.
@@ -226,6 +228,7 @@ class AgentSource {
   std::uint64_t module_changes_ = 0;
   std::uint64_t images_ = 0;
   bool exit_requested_ = false;
+  std::uint32_t exiting_thread_ = 0;
   // The reach answer: the list the agent was sent, and the bitmap as it arrives.
   mutable std::vector<std::uint64_t> sent_list_;
   // Each listed block's site, in the list's order, and the recording it is of: finish() splits the
