@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <deque>
 #include <iterator>
 #include <map>
@@ -42,6 +43,9 @@ bool frame_kind_of_name(std::string_view name, FrameKind* kind) {
 
 std::string demangle(const char* symbol) {
   if (symbol == nullptr) return "??";
+  // Only a mangled name: __cxa_demangle also reads a type's code, and a C function named `w` or
+  // `f` came out as "wchar_t" or "float".
+  if (std::strncmp(symbol, "_Z", 2) != 0) return symbol;
   int status = 0;
   char* readable = abi::__cxa_demangle(symbol, nullptr, nullptr, &status);
   if (status != 0 || readable == nullptr) return symbol;

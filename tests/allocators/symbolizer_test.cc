@@ -77,6 +77,10 @@ TEST(Symbolizer, ModulesAddedAndReadAheadResolveAsThoseGivenAtOnce) {
 TEST(Demangle, ReadableNamesAndPassThrough) {
   EXPECT_EQ(demangle("_ZN5tleak3Foo3barEi"), "tleak::Foo::bar(int)");
   EXPECT_EQ(demangle("main"), "main");
+  // C functions whose names read as a type's code in a mangled name.
+  EXPECT_EQ(demangle("w"), "w");
+  EXPECT_EQ(demangle("f"), "f");
+  EXPECT_EQ(demangle("St"), "St");
   EXPECT_EQ(demangle(nullptr), "??");
 }
 

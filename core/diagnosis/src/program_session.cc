@@ -280,16 +280,20 @@ std::string too_few_samples_note(const Report& report, const ClassifierOptions& 
   const std::uint64_t needed = iterations_needed_for_growth(thresholds);
   const std::uint64_t samples = report.run.iterations;
   if (samples >= needed || (samples == 0 && report.run.duration_seconds < 2 * program.sample_seconds)) return {};
-  std::string period = "--sample-every";
-  if (samples > 0) {
-    // Twice the samples needed over the time the program gave samples in.
-    const double ms = program.sample_seconds * 1000.0 * static_cast<double>(samples) / static_cast<double>(2 * needed);
-    period += " " + std::to_string(std::max<std::uint64_t>(1, static_cast<std::uint64_t>(ms))) + "ms";
+  const std::string mark = "mark the program's loop (tleak_mark_iteration() in C or C++, tleak.mark_iteration() in Python)";
+  const std::string every = sample_words(program.sample_seconds).per;
+  if (samples == 0) {
+    // No time to divide, and sampling more often would not help: the program allocated and freed
+    // in its first period only.
+    return "growth not assessed: no time sample, at least " + std::to_string(needed) +
+           " needed (one is taken by the first allocation or free after each " + every +
+           ", and the program made none after its first " + every + "): " + mark;
   }
-  return "growth not assessed: " + counted(samples, "time sample", "time samples") + " of " +
-         sample_words(program.sample_seconds).per + ", at least " + std::to_string(needed) +
-         " needed: sample more often (" + period +
-         "), or mark the program's loop (tleak_mark_iteration() in C or C++, tleak.mark_iteration() in Python)";
+  // Twice the samples needed over the time the program gave samples in.
+  const double ms = program.sample_seconds * 1000.0 * static_cast<double>(samples) / static_cast<double>(2 * needed);
+  return "growth not assessed: " + counted(samples, "time sample", "time samples") + " of " + every + ", at least " +
+         std::to_string(needed) + " needed: sample more often (--sample-every " +
+         std::to_string(std::max<std::uint64_t>(1, static_cast<std::uint64_t>(ms))) + "ms), or " + mark;
 }
 
 }  // namespace
