@@ -4,7 +4,8 @@
 // stacks, anonymous mappings such as an interpreter's own arenas), minus the agent's own tables;
 // the calling thread's stack only from where the program's own frames begin (the caller spills
 // the program's registers there), not the agent's frames below, whose registers and locals hold
-// the addresses of blocks the scan is judging.
+// the addresses of blocks the scan is judging; and the registers given (the exiting thread's, and
+// the other threads' that the parent read: core/diagnosis/src/thread_registers.h).
 // Then a flood fill: every aligned word that points into a live block (interior pointers count)
 // makes that block reachable, and its contents are scanned in turn.
 //
