@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <system_error>
 #include <thread>
 
 namespace tleak::diagnosis {
@@ -209,8 +210,14 @@ void read_on_this_thread(pid_t pid, pid_t exiting_thread, int budget_ms, OtherTh
 
 OtherThreadsRegisters read_other_threads_registers(pid_t pid, pid_t exiting_thread, int budget_ms) {
   OtherThreadsRegisters out;
-  std::thread reader([&] { read_on_this_thread(pid, exiting_thread, budget_ms, out); });
-  reader.join();
+  try {
+    std::thread reader([&] { read_on_this_thread(pid, exiting_thread, budget_ms, out); });
+    reader.join();
+  } catch (const std::system_error& e) {  // no thread to be had (a limit on tleak's threads)
+    out.threads_unread = static_cast<std::uint32_t>(threads_of(pid).size());
+    if (out.threads_unread > 0 && exiting_thread > 0) --out.threads_unread;
+    out.why_unread = std::string("no thread to read them on: ") + e.what();
+  }
   return out;
 }
 
