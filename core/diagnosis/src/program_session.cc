@@ -450,8 +450,10 @@ Report run_program(const ProgramOptions& o) {
       }
       if (source.exit_requested() && !answered_exit) {
         answered_exit = true;
-        const OtherThreadsRegisters registers =
-            read_other_threads_registers(child.pid, static_cast<pid_t>(source.exiting_thread()));
+        OtherThreadsRegisters registers;
+        end_profile::time_aside("other threads' registers read", [&] {
+          registers = read_other_threads_registers(child.pid, static_cast<pid_t>(source.exiting_thread()));
+        });
         unread_threads = registers.threads_unread;
         why_unread = registers.why_unread;
         send_live_list(ours.get(), source.live_list(), registers.words);
