@@ -3,8 +3,11 @@
 #include <dirent.h>
 #include <gtest/gtest.h>
 #include <pthread.h>
+#include <sys/epoll.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,6 +15,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstring>
 #include <fstream>
 #include <string>
 #include <thread>
@@ -29,6 +33,7 @@ struct Shared {
   std::atomic<std::uint64_t> spins{0};
   std::atomic<int> held_read_returned{0};
   std::atomic<int> after_vfork{0};
+  std::atomic<int> call_returned{0};  // the extra thread's call ended
 };
 
 struct ChildArgs {
@@ -68,9 +73,43 @@ void* in_vfork(void* arg) {
   return nullptr;
 }
 
-// A process whose main thread waits on `control` (its byte: exit), with the threads asked for.
-// Exits 0, or 3 if the thread holding its register saw its read end.
-pid_t start_child(Shared* shared, int control, int block_fd, bool with_vfork) {
+// Waits in epoll_wait, which Linux ends with EINTR after any stop.
+void* in_epoll_wait(void* arg) {
+  const auto* a = static_cast<const ChildArgs*>(arg);
+  const int e = epoll_create1(0);
+  epoll_event event{};
+  event.events = EPOLLIN;
+  epoll_ctl(e, EPOLL_CTL_ADD, a->block_fd, &event);
+  a->shared->ready.fetch_add(1);
+  epoll_wait(e, &event, 1, 10'000);
+  a->shared->call_returned.store(1);
+  return nullptr;
+}
+
+// Waits in connect (a Unix socket's listener with its backlog full), which cannot run again.
+void* in_connect(void* arg) {
+  auto* shared = static_cast<const ChildArgs*>(arg)->shared;
+  sockaddr_un at{};
+  at.sun_family = AF_UNIX;
+  const std::string name = "tleak-thread-registers-" + std::to_string(getpid());
+  std::memcpy(at.sun_path + 1, name.data(), name.size());
+  const int listener = socket(AF_UNIX, SOCK_STREAM, 0);
+  const int filler = socket(AF_UNIX, SOCK_STREAM, 0);
+  const int waiting = socket(AF_UNIX, SOCK_STREAM, 0);
+  const auto* address = reinterpret_cast<const sockaddr*>(&at);
+  if (bind(listener, address, sizeof at) != 0 || listen(listener, 0) != 0 || connect(filler, address, sizeof at) != 0) {
+    return nullptr;
+  }
+  shared->ready.fetch_add(1);
+  connect(waiting, address, sizeof at);
+  shared->call_returned.store(1);
+  return nullptr;
+}
+
+// A process whose main thread waits on `control` (its byte: exit), with the threads asked for
+// (`extra`, if not null, a third). Exits 0, or 3 if the thread holding its register saw its read
+// end.
+pid_t start_child(Shared* shared, int control, int block_fd, void* (*extra)(void*)) {
   const pid_t pid = fork();
   if (pid != 0) return pid;
   static ChildArgs args;
@@ -78,7 +117,7 @@ pid_t start_child(Shared* shared, int control, int block_fd, bool with_vfork) {
   pthread_t t;
   pthread_create(&t, nullptr, hold_in_register, &args);
   pthread_create(&t, nullptr, spin, &args);
-  if (with_vfork) pthread_create(&t, nullptr, in_vfork, &args);
+  if (extra != nullptr) pthread_create(&t, nullptr, extra, &args);
   char byte;
   while (read(control, &byte, 1) < 0) {
   }
@@ -116,9 +155,9 @@ class ThreadRegisters : public ::testing::Test {
     for (const int fd : {control_[0], control_[1], block_[0], block_[1]}) close(fd);
     munmap(shared_, sizeof(Shared));
   }
-  pid_t start(bool with_vfork) {
-    const pid_t pid = start_child(shared_, control_[0], block_[0], with_vfork);
-    const int threads = with_vfork ? 3 : 2;
+  pid_t start(void* (*extra)(void*) = nullptr) {
+    const pid_t pid = start_child(shared_, control_[0], block_[0], extra);
+    const int threads = extra != nullptr ? 3 : 2;
     while (shared_->ready.load() < threads) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     std::this_thread::sleep_for(std::chrono::milliseconds(50));  // each into its wait
     return pid;
@@ -144,7 +183,7 @@ class ThreadRegisters : public ::testing::Test {
 // as it was: the blocked read goes on waiting, the spinning thread spins, none is left traced, and
 // the process ends as it would have.
 TEST_F(ThreadRegisters, EachOtherThreadIsReadAndLetGo) {
-  const pid_t pid = start(false);
+  const pid_t pid = start();
   const OtherThreadsRegisters r = read_other_threads_registers(pid, pid);
   EXPECT_EQ(r.threads_read, 2u);
   EXPECT_EQ(r.threads_unread, 0u) << r.why_unread;
@@ -158,7 +197,7 @@ TEST_F(ThreadRegisters, EachOtherThreadIsReadAndLetGo) {
 // A thread that does not stop in time (waiting for its vfork child, which no stop interrupts) is
 // let go unread when the time is up, and goes on as it would have once its child is gone.
 TEST_F(ThreadRegisters, AThreadThatDoesNotStopInTimeIsLetGo) {
-  const pid_t pid = start(true);
+  const pid_t pid = start(in_vfork);
   const auto began = std::chrono::steady_clock::now();
   const OtherThreadsRegisters r = read_other_threads_registers(pid, pid, 100);
   EXPECT_LT(std::chrono::steady_clock::now() - began, std::chrono::milliseconds(500));
@@ -175,9 +214,36 @@ TEST_F(ThreadRegisters, AThreadThatDoesNotStopInTimeIsLetGo) {
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
 }
 
+// A thread in a call Linux ends with EINTR after any stop (epoll_wait) is read, and its call set
+// to run again: it goes on waiting.
+TEST_F(ThreadRegisters, ACallAStopWouldEndRunsAgain) {
+  const pid_t pid = start(in_epoll_wait);
+  const OtherThreadsRegisters r = read_other_threads_registers(pid, pid);
+  EXPECT_EQ(r.threads_read, 3u);
+  EXPECT_EQ(r.threads_unread, 0u) << r.why_unread;
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(shared_->call_returned.load(), 0);
+  EXPECT_FALSE(any_thread_traced(pid));
+  const int status = end(pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+}
+
+// A thread in connect, which a stop would end for good, is not stopped.
+TEST_F(ThreadRegisters, AThreadInConnectIsLeftAlone) {
+  const pid_t pid = start(in_connect);
+  const OtherThreadsRegisters r = read_other_threads_registers(pid, pid);
+  EXPECT_EQ(r.threads_read, 2u);
+  EXPECT_EQ(r.threads_unread, 1u);
+  EXPECT_EQ(r.why_unread, "blocked in connect, which a stop would end with EINTR");
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(shared_->call_returned.load(), 0);
+  const int status = end(pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+}
+
 // The thread named is the caller's to read: left alone.
 TEST_F(ThreadRegisters, TheExitingThreadIsLeftAlone) {
-  const pid_t pid = start(false);
+  const pid_t pid = start();
   const OtherThreadsRegisters all = read_other_threads_registers(pid, 0);
   EXPECT_EQ(all.threads_read, 3u);  // the main thread too
   const int status = end(pid);

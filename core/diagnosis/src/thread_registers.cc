@@ -22,10 +22,10 @@ namespace tleak::diagnosis {
 namespace {
 
 // Calls that Linux ends with EINTR after any stop of the thread, not only after a signal handler
-// ran (signal(7), "Interruption of system calls and library functions by stop signals"), or that
-// may: a thread blocked in one would see tleak's stop. Socket calls do so only with a timeout set
-// on the socket, which tleak cannot see from here.
-bool ended_by_a_stop(long call) {
+// ran (signal(7), "Interruption of system calls and library functions by stop signals"): socket
+// calls only with a timeout set on the socket. Each returns EINTR only when it did nothing, so it
+// can run again from the start, as the kernel restarts the others (restart_ended_call).
+bool restartable_after_a_stop(long call) {
   static constexpr long kCalls[] = {
 #ifdef SYS_epoll_wait
       SYS_epoll_wait,
@@ -51,9 +51,6 @@ bool ended_by_a_stop(long call) {
 #ifdef SYS_accept4
       SYS_accept4,
 #endif
-#ifdef SYS_connect
-      SYS_connect,
-#endif
 #ifdef SYS_recvfrom
       SYS_recvfrom,
 #endif
@@ -78,9 +75,6 @@ bool ended_by_a_stop(long call) {
 #ifdef SYS_io_pgetevents
       SYS_io_pgetevents,
 #endif
-#ifdef SYS_io_uring_enter
-      SYS_io_uring_enter,
-#endif
 #ifdef SYS_mq_timedreceive
       SYS_mq_timedreceive,
 #endif
@@ -92,6 +86,25 @@ bool ended_by_a_stop(long call) {
     if (c == call) return true;
   }
   return false;
+}
+
+// Calls a stop ends that cannot simply run again: an interrupted connect goes on connecting (run
+// again, it fails with EALREADY), and io_uring_enter may have taken submissions before it waited.
+// A thread blocked in one is not stopped. Where tleak cannot restart a call (restart_ended_call:
+// x86-64 only), none of the calls above is stopped either.
+// Why a thread blocked in `call` is left alone: the call's name, or empty to stop the thread.
+std::string leave_alone_in(long call) {
+#ifdef SYS_connect
+  if (call == SYS_connect) return "connect";
+#endif
+#ifdef SYS_io_uring_enter
+  if (call == SYS_io_uring_enter) return "io_uring_enter";
+#endif
+#if defined(__x86_64__)
+  return {};
+#else
+  return restartable_after_a_stop(call) ? "a call" : "";
+#endif
 }
 
 // A small /proc file of the thread, read whole; empty if it cannot be.
@@ -114,12 +127,57 @@ bool ended(pid_t pid, pid_t tid) {
   return state == 'Z' || state == 'X';
 }
 
-// Whether the thread is blocked in a call a stop would end (/proc's "syscall": its number first,
-// or "running", or -1 when it waits outside any call).
-bool in_a_call_a_stop_ends(pid_t pid, pid_t tid) {
+// The call to leave the thread alone in that it is blocked in (/proc's "syscall": its number
+// first, or "running", or -1 when it waits outside any call), or empty.
+std::string call_to_leave_alone(pid_t pid, pid_t tid) {
   const std::string call = read_thread_file(pid, tid, "syscall");
-  if (call.empty() || call.compare(0, 7, "running") == 0) return false;
-  return ended_by_a_stop(std::strtol(call.c_str(), nullptr, 10));
+  if (call.empty() || call.compare(0, 7, "running") == 0) return {};
+  return leave_alone_in(std::strtol(call.c_str(), nullptr, 10));
+}
+
+// A mask of signals from a /proc status line ("SigPnd:\t0000000000000200").
+std::uint64_t signal_mask(const std::string& status, const char* field) {
+  const auto at = status.find(field);
+  if (at == std::string::npos) return 0;
+  return std::strtoull(status.c_str() + at + std::strlen(field), nullptr, 16);
+}
+
+// Whether a signal the thread does not block is pending for it or its process: a call it was in
+// ended with EINTR for that signal's sake too, and the program sees that as it would have.
+bool signal_pending(pid_t pid, pid_t tid) {
+  const std::string path = "/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/status";
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return true;
+  std::string status(4096, '\0');
+  const ssize_t got = read(fd, status.data(), status.size() - 1);
+  close(fd);
+  if (got <= 0) return true;
+  status.resize(static_cast<std::size_t>(got));
+  const std::uint64_t pending = signal_mask(status, "SigPnd:") | signal_mask(status, "ShdPnd:");
+  return (pending & ~signal_mask(status, "SigBlk:")) != 0;
+}
+
+// At tleak's own stop, a call that Linux ended with EINTR for that stop alone (the calls of
+// restartable_after_a_stop; no signal pending) is set to run again from the start, as the kernel
+// restarts every other call after a stop: rax back to the call's number, rip back over the
+// two-byte `syscall` that made it. Its timeout runs again in full: the thread waits longer, as
+// after any restart of a call whose timeout the kernel does not keep. (Before, such a thread was
+// not stopped; one that entered such a call between tleak's look at it and its stop saw EINTR.)
+void restart_ended_call(pid_t pid, pid_t tid, user_regs_struct registers) {
+#if defined(__x86_64__)
+  const auto call = static_cast<long>(registers.orig_rax);
+  if (call < 0 || static_cast<long>(registers.rax) != -EINTR || !restartable_after_a_stop(call)) return;
+  if (signal_pending(pid, tid)) return;
+  errno = 0;
+  const long code = ptrace(PTRACE_PEEKTEXT, tid, reinterpret_cast<void*>(registers.rip - 2), nullptr);
+  if (errno != 0 || (code & 0xffff) != 0x050f) return;  // not after a `syscall` (0f 05)
+  registers.rax = registers.orig_rax;
+  registers.rip -= 2;
+  iovec vector{&registers, sizeof registers};
+  ptrace(PTRACE_SETREGSET, tid, reinterpret_cast<void*>(NT_PRSTATUS), &vector);
+#else
+  (void)pid, (void)tid, (void)registers;
+#endif
 }
 
 std::vector<pid_t> threads_of(pid_t pid) {
@@ -147,8 +205,8 @@ void read_on_this_thread(pid_t pid, pid_t exiting_thread, int budget_ms, OtherTh
   std::vector<pid_t> seized;
   for (const pid_t tid : threads_of(pid)) {
     if (tid == exiting_thread || ended(pid, tid)) continue;
-    if (in_a_call_a_stop_ends(pid, tid)) {
-      unread("blocked in a call, such as epoll_wait, that stopping the thread would end early");
+    if (const std::string call = call_to_leave_alone(pid, tid); !call.empty()) {
+      unread("blocked in " + call + ", which a stop would end with EINTR");
       continue;
     }
     if (ptrace(PTRACE_SEIZE, tid, nullptr, nullptr) != 0) {
@@ -174,23 +232,23 @@ void read_on_this_thread(pid_t pid, pid_t exiting_thread, int budget_ms, OtherTh
         continue;
       }
       if (waited == 0 && info.si_code == CLD_TRAPPED) {
+        // tleak's interruption, a group stop (the program was stopped), or a signal on its way in,
+        // which is delivered as it would have been.
+        siginfo_t stopped_by{};
+        const bool with_info = ptrace(PTRACE_GETSIGINFO, tid, nullptr, &stopped_by) == 0;
+        const bool event_stop = !with_info || (stopped_by.si_code >> 8) == PTRACE_EVENT_STOP;
+        const bool interrupted = with_info && stopped_by.si_code == (SIGTRAP | (PTRACE_EVENT_STOP << 8));
         user_regs_struct registers{};
         iovec vector{&registers, sizeof registers};
         if (ptrace(PTRACE_GETREGSET, tid, reinterpret_cast<void*>(NT_PRSTATUS), &vector) == 0) {
           const auto* words = reinterpret_cast<const std::uint64_t*>(&registers);
           out.words.insert(out.words.end(), words, words + vector.iov_len / 8);
           ++out.threads_read;
+          if (interrupted && vector.iov_len == sizeof registers) restart_ended_call(pid, tid, registers);
         } else {
           unread(std::string("ptrace: ") + std::strerror(errno));
         }
-        // A signal that stopped the thread on its way in (not tleak's interruption) is delivered
-        // as it would have been.
-        siginfo_t stopped_by{};
-        int resend = 0;
-        if (ptrace(PTRACE_GETSIGINFO, tid, nullptr, &stopped_by) == 0 &&
-            stopped_by.si_code != (SIGTRAP | (PTRACE_EVENT_STOP << 8))) {
-          resend = stopped_by.si_signo;
-        }
+        const int resend = event_stop ? 0 : stopped_by.si_signo;
         ptrace(PTRACE_DETACH, tid, nullptr, reinterpret_cast<void*>(static_cast<std::intptr_t>(resend)));
       }
       // Read, ended, or gone.

@@ -7,10 +7,12 @@
 // The agent cannot read another thread's registers without a signal, whose handler would
 // interrupt the thread's system call for the program to see. tleak, the program's parent, may
 // trace it instead: each thread is stopped for the moment its registers are read
-// (PTRACE_SEIZE, PTRACE_INTERRUPT) and let go at once. A stop of that kind restarts the thread's
-// system call unseen, except in the few calls Linux ends with EINTR after any stop (epoll_wait,
-// semop, sigtimedwait, socket calls with a timeout, ...): a thread blocked in one of those is
-// not stopped, and its registers are not read.
+// (PTRACE_SEIZE, PTRACE_INTERRUPT) and let go at once. The kernel restarts the thread's system
+// call after such a stop, unseen, except a few that Linux ends with EINTR after any stop
+// (epoll_wait, semop, sigtimedwait, socket calls with a timeout, ...): tleak sets those to run
+// again itself, as the kernel does the others, unless a signal of the program's is pending (then
+// EINTR is the program's due). Two it cannot run again (connect, io_uring_enter): a thread
+// blocked in one is not stopped, and its registers are not read.
 #pragma once
 
 #include <sys/types.h>
@@ -25,7 +27,7 @@ struct OtherThreadsRegisters {
   std::vector<std::uint64_t> words;  // every general-purpose register of each thread read
   std::uint32_t threads_read = 0;
   // Threads whose registers were not read: not traceable (the reason: `why_unread`, the first
-  // met), blocked in a call a stop would end, or not stopped in time.
+  // met), blocked in a call a stop would end for good, or not stopped in time.
   std::uint32_t threads_unread = 0;
   std::string why_unread;
 };
