@@ -262,6 +262,14 @@ TEST(ReportText, SiteLabelSkipsPlumbingAndShortensNames) {
   EXPECT_EQ(site_label({stripped}), "cat+0x6459");
   EXPECT_EQ(frame_short_name(stripped), "cat+0x6459");
   EXPECT_EQ(frame_short_name(Frame{5, "??", "", 0, "", 0}), "??");  // not even a module
+  // Its nearest named caller in the same module says whose code it is; none in another module.
+  const Frame unnamed_caller{6, "??", "python3.11", 0x100470, "", 0};
+  const Frame exported{7, "PyList_New", "python3.11", 0xfb07a, "", 0};
+  const Frame elsewhere{8, "load_batch", "train", 0x1234, "", 0};
+  EXPECT_EQ(site_label({stripped}), "cat+0x6459");
+  EXPECT_EQ(site_label({Frame{9, "??", "python3.11", 0x22d1da, "", 0}, unnamed_caller, exported, elsewhere}),
+            "python3.11+0x22d1da (called from PyList_New)");
+  EXPECT_EQ(site_label({stripped, elsewhere}), "cat+0x6459");
   // Python frames as the agent named them.
   EXPECT_EQ(frame_short_name(Frame{0, "Model.<locals>.step", "/home/me/train.py", 0, "/home/me/train.py", 9, FrameKind::kPython}),
             "Model.<locals>.step");

@@ -107,6 +107,17 @@ std::string site_label(const std::vector<Frame>& frames, PythonUsersCode mine) {
     label += " (" + std::string(file_name(chosen.file)) + ":" + std::to_string(chosen.line) + ")";
   } else if (!chosen.module.empty() && chosen.function != "??") {
     label += " (" + chosen.module + ")";
+  } else if (!chosen.module.empty()) {
+    // A function without a symbol (static, in a stripped module: Debian's python3 has only its
+    // exported ones) is named by its place; the nearest caller in the same module that has a
+    // name says which code that place belongs to ("python3.11+0x22d1da (called from PyList_New)").
+    for (std::size_t i = user + 1; i < frames.size() && frames[i].kind == FrameKind::kNative; ++i) {
+      if (frames[i].module != chosen.module) break;
+      if (!frames[i].function.empty() && frames[i].function != "??") {
+        label += " (called from " + short_function(frames[i].function) + ")";
+        break;
+      }
+    }
   }
   return label;
 }
