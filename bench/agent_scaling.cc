@@ -92,7 +92,7 @@ double run_under_agent(const std::string& agent, const std::vector<std::string>&
   tleak::diagnosis::MessageSlotArea slot_area;
   if (slot_area.fd() < 0) fail("memfd_create");
   // The exit scan's live list, sent ahead: empty, so the agent scans nothing and ends at once.
-  const tleak::agent::LiveListHeader empty{tleak::agent::kProtocolMagic, 0, 0};
+  const tleak::agent::LiveListHeader empty{tleak::agent::kProtocolMagic, 0, 0, 0, 0};
   if (send(sockets[0], &empty, sizeof empty, 0) != static_cast<ssize_t>(sizeof empty)) fail("send");
   const auto started = std::chrono::steady_clock::now();
   const pid_t pid = fork();

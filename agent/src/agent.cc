@@ -268,7 +268,10 @@ void exit_handshake(std::uintptr_t stack_from, const std::uint64_t* registers) {
   LiveListHeader header{};
   if (!channel_receive(&header, sizeof header) || header.magic != kProtocolMagic) return;
   const std::uint64_t n = header.blocks;
-  if (n > (std::uint64_t{1} << 32) || header.register_words > kMaxRegisterWords) return;
+  if (n > (std::uint64_t{1} << 32) || header.register_words > kMaxRegisterWords ||
+      header.thread_stacks > kMaxThreadStacks) {
+    return;
+  }
   const std::size_t list_bytes = n * sizeof(LiveBlock) + 8;
   const std::size_t bitmap_words = (n + 63) / 64;
   const std::size_t root_words = kExitRegisters + std::size_t{header.register_words};
@@ -276,10 +279,15 @@ void exit_handshake(std::uintptr_t stack_from, const std::uint64_t* registers) {
   auto* message = static_cast<std::uint64_t*>(map_pages(sizeof(ReachRecord) + bitmap_words * 8 + 8, true));
   auto* work = static_cast<std::uint32_t*>(map_pages(n * 4 + 8, true));
   auto* root_registers = static_cast<std::uint64_t*>(map_pages(root_words * 8, true));
-  if (blocks == nullptr || message == nullptr || work == nullptr || root_registers == nullptr) return;
+  auto* thread_stacks = static_cast<ThreadStack*>(map_pages(header.thread_stacks * sizeof(ThreadStack) + 8, true));
+  if (blocks == nullptr || message == nullptr || work == nullptr || root_registers == nullptr ||
+      thread_stacks == nullptr) {
+    return;
+  }
   if (!channel_receive(blocks, n * sizeof(LiveBlock))) return;
   for (int r = 0; r < kExitRegisters; ++r) root_registers[r] = registers[r];
   if (!channel_receive(root_registers + kExitRegisters, std::size_t{header.register_words} * 8)) return;
+  if (!channel_receive(thread_stacks, header.thread_stacks * sizeof(ThreadStack))) return;
   auto* record = reinterpret_cast<ReachRecord*>(message);
   std::uint64_t* bitmap = message + sizeof(ReachRecord) / 8;
   DataOnlyKind kinds[kPythonDataOnlyKinds];
@@ -293,8 +301,14 @@ void exit_handshake(std::uintptr_t stack_from, const std::uint64_t* registers) {
   // that ended last exits on this very stack, read from `stack_from` as any exiting thread's.)
   const std::uintptr_t ended_main_stack =
       main_thread_ended() && !on_main_thread() ? reinterpret_cast<std::uintptr_t>(__libc_stack_end) : 0;
-  record->roots_bytes = scan_reachability(blocks, n, bitmap, work, kinds, kind_count, with_pools ? &pools : nullptr,
-                                          stack_from, root_registers, static_cast<int>(root_words), ended_main_stack,
+  ThreadRoots threads;
+  threads.stack_from = stack_from;
+  threads.registers = root_registers;
+  threads.register_count = root_words;
+  threads.ended_main_stack = ended_main_stack;
+  threads.thread_stacks = thread_stacks;
+  threads.thread_stack_count = header.thread_stacks;
+  record->roots_bytes = scan_reachability(blocks, n, bitmap, work, kinds, kind_count, with_pools ? &pools : nullptr, threads,
                                           g_malloc_is_c_library);
   record->blocks = n;
   send_buffers_and_stop_tracking();

@@ -13,6 +13,7 @@
 #include "granule_set.h"
 #include "memory_map.h"
 #include "object_pools.h"
+#include "thread_stack_floor.h"
 #include "untouched_pages.h"
 
 namespace tleak::agent {
@@ -301,7 +302,8 @@ struct Scan {
 
 bool starts_with(const char* s, const char* prefix) { return std::strncmp(s, prefix, std::strlen(prefix)) == 0; }
 
-[[gnu::noinline]] std::uint64_t scan_roots(Scan& scan, std::uintptr_t stack_pointer, std::uintptr_t ended_main_stack) {
+[[gnu::noinline]] std::uint64_t scan_roots(Scan& scan, const ThreadRoots& threads) {
+  const std::uintptr_t stack_pointer = threads.stack_from, ended_main_stack = threads.ended_main_stack;
   // The map read with plain syscalls into agent pages: no stdio, no malloc. The calling thread's
   // view: /proc/self is the main thread's, and reads empty once that thread has ended (main called
   // pthread_exit and another thread exit): the scan then had no roots and every block read as lost.
@@ -347,7 +349,10 @@ bool starts_with(const char* s, const char* prefix) { return std::strncmp(s, pre
         scan.blocks[scan.first_block_at_or_after(start)].address < end) {
       continue;
     }
-    std::uint64_t from = start;
+    // Another thread's stack: from its stack pointer up.
+    std::uint64_t from = other_thread_stack_floor(threads.thread_stacks, threads.thread_stack_count, stack_pointer,
+                                                  start, end, starts_with(path, "[stack]"));
+    { char b[160]; int k = __builtin_snprintf(b, sizeof b, "MAP %lx-%lx from %lx n=%lu\n", (unsigned long)start, (unsigned long)end, (unsigned long)from, (unsigned long)threads.thread_stack_count); (void)!write(2, b, k); }
     // The calling thread's stack: only what is live, above the scanner's own frame.
     if (stack_pointer >= start && stack_pointer < end) from = stack_pointer;
     // A main thread that ended (pthread_exit) left its frames behind, stale: only the program's
@@ -375,9 +380,7 @@ bool starts_with(const char* s, const char* prefix) { return std::strncmp(s, pre
 
 std::uint64_t scan_reachability(const LiveBlock* blocks, std::uint64_t n, std::uint64_t* reachable,
                                 std::uint32_t* work, const DataOnlyKind* kinds, int kind_count,
-                                const PoolGeometry* pools, std::uintptr_t stack_from,
-                                const std::uint64_t* registers, int register_count,
-                                std::uintptr_t ended_main_stack, bool glibc_chunks) {
+                                const PoolGeometry* pools, const ThreadRoots& threads, bool glibc_chunks) {
   Scan scan{.blocks = blocks, .n = n, .reachable = reachable, .work = work, .glibc_chunks = glibc_chunks,
             .kinds = kinds, .kind_count = kind_count};
   if (kind_count > 0) {
@@ -429,9 +432,9 @@ std::uint64_t scan_reachability(const LiveBlock* blocks, std::uint64_t n, std::u
     for (std::uint64_t i = 0; i < n; ++i) granules.add(blocks[i].address, blocks[i].size);
     scan.granules = &granules;
   }
-  const std::uint64_t roots = scan_roots(scan, stack_from, ended_main_stack);
-  for (int r = 0; r < register_count; ++r) {
-    if (const std::uint64_t at = scan.find(registers[r]); at != n) scan.mark(at);
+  const std::uint64_t roots = scan_roots(scan, threads);
+  for (std::uint64_t r = 0; r < threads.register_count; ++r) {
+    if (const std::uint64_t at = scan.find(threads.registers[r]); at != n) scan.mark(at);
   }
   scan.flood();
   unmap_pages(scan.chunk, kChunkBytes);

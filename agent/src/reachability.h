@@ -20,6 +20,7 @@
 #include <cstdint>
 
 #include "object_pools.h"
+#include "tleak/agent/protocol.h"
 
 namespace tleak::agent {
 
@@ -46,17 +47,26 @@ struct DataOnlyKind {
   std::uint64_t when_mask = 0, when_value = 0;
 };
 
+// Where the threads' stacks begin to be read, and the registers read as roots.
+struct ThreadRoots {
+  std::uintptr_t stack_from = 0;  // the calling thread's stack is read from here up
+  const std::uint64_t* registers = nullptr;  // roots too: the calling thread's and the others'
+  std::uint64_t register_count = 0;
+  // The stack of a main thread that has ended, from here up (0: read whole).
+  std::uintptr_t ended_main_stack = 0;
+  // Other threads whose stack pointers the parent read (all of them, or none): each one's stack is
+  // read from its stack pointer up, less the red zone, where the stack is its own mapping.
+  const ThreadStack* thread_stacks = nullptr;
+  std::uint64_t thread_stack_count = 0;
+};
+
 // `blocks` sorted by address. Sets bit i of `reachable` (zeroed by the caller, ceil(n / 64) words)
 // when block i is reachable. `work` has room for n indices. Returns the root bytes scanned.
 // `pools`, if not null: an interpreter's small-object pools, of which only the blocks in use are
-// read (object_pools.h). The calling thread's stack is read from `stack_from` up, and its
-// `register_count` `registers` are roots too; the stack of a main thread that has ended, from
-// `ended_main_stack` up (0: read whole, as other threads' are).
-// `glibc_chunks`: the blocks are the C library malloc's, whose state points at chunk headers.
+// read (object_pools.h). `glibc_chunks`: the blocks are the C library malloc's, whose state points
+// at chunk headers.
 std::uint64_t scan_reachability(const LiveBlock* blocks, std::uint64_t n, std::uint64_t* reachable,
                                 std::uint32_t* work, const DataOnlyKind* kinds, int kind_count,
-                                const PoolGeometry* pools, std::uintptr_t stack_from,
-                                const std::uint64_t* registers, int register_count,
-                                std::uintptr_t ended_main_stack, bool glibc_chunks);
+                                const PoolGeometry* pools, const ThreadRoots& threads, bool glibc_chunks);
 
 }  // namespace tleak::agent

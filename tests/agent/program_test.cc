@@ -374,6 +374,22 @@ TEST_F(ProgramRun, ABlockHeldOnlyInABlockedThreadsRegisterIsReachable) {
   EXPECT_GE(memcheck_figure(m.err, "still reachable"), 1500) << m.err;
 }
 
+// Another thread's dead frames, below its stack pointer, hold copies of a lost block's address
+// (tests/programs/stale_stack_words.c): read from its stack pointer up, as memcheck reads it, the
+// stack keeps nothing reachable, and the block is a leak for both.
+TEST_F(ProgramRun, AWaitingThreadsDeadFramesKeepNoBlockReachable) {
+  for (int run = 0; run < 2; ++run) {
+    const auto r = tleak_run({}, {program("stale_stack_words")});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, "exiting\n");
+    EXPECT_EQ(report_["totals"]["leaked_bytes"], 900) << run;
+    EXPECT_EQ(site_at(at("stale_stack_words.c", "STALE"))["leaked_bytes"], 900) << run;
+  }
+  const auto m = run_process(VALGRIND_PROGRAM, {"--leak-check=full", program("stale_stack_words")});
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  EXPECT_EQ(memcheck_figure(m.err, "definitely lost") + memcheck_figure(m.err, "indirectly lost"), 900) << m.err;
+}
+
 // More blocks live at exit than the exit scan's answer holds bits for in one message: the answer
 // comes in pieces, and the blocks judged by a later piece (the lost ones, highest in the heap) are
 // judged by their own bits.

@@ -122,17 +122,27 @@ std::string other_processes_note(const agent::ControlPage& control) {
          "have the script exec it)";
 }
 
-// Sends the live list the agent's exit scan needs, and the other threads' registers, in messages
-// the agent's buffer takes whole.
-void send_live_list(int fd, const std::vector<std::uint64_t>& pairs, std::vector<std::uint64_t> registers) {
+// Sends the live list the agent's exit scan needs, and what tleak read of the other threads, in
+// messages the agent's buffer takes whole. Their stack pointers go only when every one of them was
+// read: the scan reads a stack from its thread's stack pointer up only where no other thread's
+// could be (thread_registers.h).
+void send_live_list(int fd, const std::vector<std::uint64_t>& pairs, OtherThreadsRegisters threads) {
+  std::vector<std::uint64_t>& registers = threads.words;
   if (registers.size() > agent::kMaxRegisterWords) registers.resize(agent::kMaxRegisterWords);
-  const agent::LiveListHeader header{agent::kProtocolMagic, static_cast<std::uint32_t>(registers.size()), pairs.size() / 2};
-  std::vector<unsigned char> bytes(sizeof header + (pairs.size() + registers.size()) * 8);
-  std::memcpy(bytes.data(), &header, sizeof header);
-  if (!pairs.empty()) std::memcpy(bytes.data() + sizeof header, pairs.data(), pairs.size() * 8);
-  if (!registers.empty()) {
-    std::memcpy(bytes.data() + sizeof header + pairs.size() * 8, registers.data(), registers.size() * 8);
-  }
+  if (threads.threads_unread > 0 || threads.stacks.size() > agent::kMaxThreadStacks) threads.stacks.clear();
+  const agent::LiveListHeader header{agent::kProtocolMagic, static_cast<std::uint32_t>(registers.size()),
+                                     pairs.size() / 2, static_cast<std::uint32_t>(threads.stacks.size()), 0};
+  const std::size_t stack_bytes = threads.stacks.size() * sizeof(agent::ThreadStack);
+  std::vector<unsigned char> bytes(sizeof header + (pairs.size() + registers.size()) * 8 + stack_bytes);
+  unsigned char* at = bytes.data();
+  const auto put = [&at](const void* data, std::size_t n) {
+    if (n > 0) std::memcpy(at, data, n);
+    at += n;
+  };
+  put(&header, sizeof header);
+  put(pairs.data(), pairs.size() * 8);
+  put(registers.data(), registers.size() * 8);
+  put(threads.stacks.data(), stack_bytes);
   constexpr std::size_t kPiece = 60 * 1024;
   for (std::size_t sent = 0; sent < bytes.size();) {
     const std::size_t n = std::min(kPiece, bytes.size() - sent);
@@ -456,7 +466,7 @@ Report run_program(const ProgramOptions& o) {
         });
         unread_threads = registers.threads_unread;
         why_unread = registers.why_unread;
-        send_live_list(ours.get(), source.live_list(), registers.words);
+        send_live_list(ours.get(), source.live_list(), std::move(registers));
         end_profile::time_aside("sites judged during the exit scan",
                                 [&] { source.judge_sites_at_exit(o.thresholds, o.max_sites); });
         // The frames of the sites the report will most likely list, resolved while the program

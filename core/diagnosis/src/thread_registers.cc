@@ -244,6 +244,9 @@ void read_on_this_thread(pid_t pid, pid_t exiting_thread, int budget_ms, OtherTh
           const auto* words = reinterpret_cast<const std::uint64_t*>(&registers);
           out.words.insert(out.words.end(), words, words + vector.iov_len / 8);
           ++out.threads_read;
+#if defined(__x86_64__)
+          if (vector.iov_len == sizeof registers) out.stacks.push_back({registers.rsp, registers.fs_base});
+#endif
           if (interrupted && vector.iov_len == sizeof registers) restart_ended_call(pid, tid, registers);
         } else {
           unread(std::string("ptrace: ") + std::strerror(errno));

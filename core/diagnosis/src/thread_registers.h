@@ -21,10 +21,14 @@
 #include <string>
 #include <vector>
 
+#include "tleak/agent/protocol.h"
+
 namespace tleak::diagnosis {
 
 struct OtherThreadsRegisters {
   std::vector<std::uint64_t> words;  // every general-purpose register of each thread read
+  // Each thread read: its stack pointer and thread pointer (x86-64; empty elsewhere).
+  std::vector<agent::ThreadStack> stacks;
   std::uint32_t threads_read = 0;
   // Threads whose registers were not read: not traceable (the reason: `why_unread`, the first
   // met), blocked in a call a stop would end for good, or not stopped in time.

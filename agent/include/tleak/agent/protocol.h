@@ -25,7 +25,7 @@ inline constexpr std::uint32_t kProtocolMagic = 0x6b61656c;  // "leak"
 // by the parent (SiteRecord); 7: the reachability answer's later pieces named (kReachMore); 8: the
 // hello names a Python program's main code without a file (PythonMainCode); 9: and its script or
 // -m module (python_target_bytes); 10: the exit fence names its thread, and the live list carries
-// the other threads' registers (LiveListHeader::register_words)
+// the other threads' registers and stack pointers (LiveListHeader)
 inline constexpr std::uint32_t kProtocolVersion = 10;
 inline constexpr std::uint32_t kMaxMessageBytes = 64 * 1024;
 inline constexpr std::uint32_t kMaxFrames = 64;
@@ -198,13 +198,25 @@ struct ReachMoreRecord {
 
 // The parent's answer to kExit, sent on the same socket: a header, then `blocks` pairs of
 // (address, size) sorted by address, then `register_words` words: the registers of the program's
-// other threads, which the parent read (roots, as each thread's stack is).
+// other threads, which the parent read (roots, as each thread's stack is); then `thread_stacks`
+// ThreadStack entries, one per thread read, sent only when every other thread was read.
 struct LiveListHeader {
   std::uint32_t magic;
   std::uint32_t register_words;
   std::uint64_t blocks;
+  std::uint32_t thread_stacks;
+  std::uint32_t reserved;
 };
 inline constexpr std::uint32_t kMaxRegisterWords = std::uint32_t{1} << 20;
+// Where a thread stood as its registers were read: its stack pointer, and its thread pointer (the C
+// library's thread descriptor, which lies at the top of a stack the library made). The exit scan
+// reads that thread's stack from the stack pointer up, as memcheck does: what lies below is dead
+// frames, whose stale words had kept lost blocks "reachable".
+struct ThreadStack {
+  std::uint64_t stack_pointer;
+  std::uint64_t thread_pointer;
+};
+inline constexpr std::uint32_t kMaxThreadStacks = std::uint32_t{1} << 16;
 
 // Where a thread buffer's records are written, so that a send is a SlotRecord of 16 bytes on the
 // socket instead of the message itself: a memory file both sides map (kEnvSlotsFd). A thread buffer
