@@ -128,8 +128,10 @@ std::string other_processes_note(const agent::ControlPage& control) {
 // could be (thread_registers.h).
 void send_live_list(int fd, const std::vector<std::uint64_t>& pairs, OtherThreadsRegisters threads) {
   std::vector<std::uint64_t>& registers = threads.words;
+  const bool every_thread_sent = threads.threads_unread == 0 && registers.size() <= agent::kMaxRegisterWords &&
+                                 threads.stacks.size() <= agent::kMaxThreadStacks;
   if (registers.size() > agent::kMaxRegisterWords) registers.resize(agent::kMaxRegisterWords);
-  if (threads.threads_unread > 0 || threads.stacks.size() > agent::kMaxThreadStacks) threads.stacks.clear();
+  if (!every_thread_sent) threads.stacks.clear();
   const agent::LiveListHeader header{agent::kProtocolMagic, static_cast<std::uint32_t>(registers.size()),
                                      pairs.size() / 2, static_cast<std::uint32_t>(threads.stacks.size()), 0};
   const std::size_t stack_bytes = threads.stacks.size() * sizeof(agent::ThreadStack);
