@@ -352,7 +352,6 @@ bool starts_with(const char* s, const char* prefix) { return std::strncmp(s, pre
     // Another thread's stack: from its stack pointer up.
     std::uint64_t from = other_thread_stack_floor(threads.thread_stacks, threads.thread_stack_count, stack_pointer,
                                                   start, end, starts_with(path, "[stack]"));
-    { char b[160]; int k = __builtin_snprintf(b, sizeof b, "MAP %lx-%lx from %lx n=%lu\n", (unsigned long)start, (unsigned long)end, (unsigned long)from, (unsigned long)threads.thread_stack_count); (void)!write(2, b, k); }
     // The calling thread's stack: only what is live, above the scanner's own frame.
     if (stack_pointer >= start && stack_pointer < end) from = stack_pointer;
     // A main thread that ended (pthread_exit) left its frames behind, stale: only the program's

@@ -374,6 +374,21 @@ TEST_F(ProgramRun, ABlockHeldOnlyInABlockedThreadsRegisterIsReachable) {
   EXPECT_GE(memcheck_figure(m.err, "still reachable"), 1500) << m.err;
 }
 
+// With the report in a file and nothing of tleak's on standard error (--format json puts the
+// report on standard output), the program's standard error is its own, byte for byte, through its
+// exit scan (a line the agent's scan once wrote there while being debugged went unseen by the tests
+// that read standard output only).
+TEST_F(ProgramRun, TheProgramsStandardErrorIsItsOwn) {
+  for (const char* name : {"exit_reachability", "register_held", "stale_stack_words", "threads"}) {
+    const auto plain = run_process(program(name), {});
+    ASSERT_EQ(plain.exit_code, 0) << name << plain.err;
+    const auto r = tleak_run({"--format", "json"}, {program(name)});
+    ASSERT_EQ(r.exit_code, 0) << name << r.err;
+    EXPECT_EQ(r.err, plain.err) << name;
+    EXPECT_EQ(r.out.substr(0, plain.out.size()), plain.out) << name;
+  }
+}
+
 // Another thread's dead frames, below its stack pointer, hold copies of a lost block's address
 // (tests/programs/stale_stack_words.c): read from its stack pointer up, as memcheck reads it, the
 // stack keeps nothing reachable, and the block is a leak for both.
