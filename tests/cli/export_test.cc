@@ -24,7 +24,7 @@ using testing::tleak;
 using testing::expect_refused;
 
 
-const std::filesystem::path& work_dir() {
+const std::filesystem::path& export_dir() {
   static const testing::ScratchDir dir("tleak-export-");
   return dir.path();
 }
@@ -69,7 +69,7 @@ class ExportEveryScenario : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ExportEveryScenario, EachFormatParsesAndAddsUpToTheReport) {
   for (const std::string variant : {"leaky", "fixed"}) {
-    const std::string report_path = (work_dir() / (GetParam() + "." + variant + ".json")).string();
+    const std::string report_path = (export_dir() / (GetParam() + "." + variant + ".json")).string();
     const ProcessResult run = tleak({"run", GetParam(), "--variant", variant, "-o", report_path});
     ASSERT_EQ(run.exit_code, 0) << run.err;
     std::ifstream in(report_path);
@@ -152,7 +152,7 @@ INSTANTIATE_TEST_SUITE_P(Catalogue, ExportEveryScenario, ::testing::ValuesIn(sce
                          });
 
 TEST(Export, AProgramsReportExportsToo) {
-  const std::string report_path = (work_dir() / "program.json").string();
+  const std::string report_path = (export_dir() / "program.json").string();
   ASSERT_EQ(tleak({"run", "-o", report_path, "--", "/bin/ls", "/"}).exit_code, 0);
   for (const std::string format : {"collapsed", "speedscope", "chrome-trace"}) {
     const ProcessResult r = tleak({"export", report_path, "--format", format});
@@ -167,7 +167,7 @@ TEST(Export, AProgramsReportExportsToo) {
 // A report that left sites out (--max-sites 1): an export weighted by peak says their peaks are not
 // in it, on stderr; the leaked measure, which they have none of, says nothing.
 TEST(Export, AnExportByPeakSaysWhatTheReportLeftOut) {
-  const std::string report_path = (work_dir() / "one-site.json").string();
+  const std::string report_path = (export_dir() / "one-site.json").string();
   ASSERT_EQ(tleak({"run", "--max-sites", "1", "-o", report_path, "--", "/bin/ls", "/"}).exit_code, 0);
   const json report = json::parse(std::ifstream(report_path));
   const std::int64_t left_out = report["omitted_sites"]["sites"].get<std::int64_t>();
@@ -186,7 +186,7 @@ TEST(Export, AnExportByPeakSaysWhatTheReportLeftOut) {
   // One site left out is said in the singular.
   json one_left = report;
   one_left["omitted_sites"]["sites"] = 1;
-  const std::string one_left_path = (work_dir() / "one-left-out.json").string();
+  const std::string one_left_path = (export_dir() / "one-left-out.json").string();
   std::ofstream(one_left_path) << one_left.dump();
   const ProcessResult one = tleak({"export", one_left_path, "--format", "speedscope"});
   EXPECT_EQ(one.exit_code, 0) << one.err;
@@ -195,9 +195,9 @@ TEST(Export, AnExportByPeakSaysWhatTheReportLeftOut) {
 }
 
 TEST(Export, WritesAtomicallyAndRefusesBadInput) {
-  const std::string report_path = (work_dir() / "append.json").string();
+  const std::string report_path = (export_dir() / "append.json").string();
   ASSERT_EQ(tleak({"run", "append-loop", "-o", report_path}).exit_code, 0);
-  const std::string out = (work_dir() / "append.folded").string();
+  const std::string out = (export_dir() / "append.folded").string();
   const ProcessResult ok = tleak({"export", report_path, "--format", "collapsed", "--measure", "growth", "-o", out});
   ASSERT_EQ(ok.exit_code, 0) << ok.err;
   EXPECT_EQ(ok.out, "");
@@ -214,7 +214,7 @@ TEST(Export, WritesAtomicallyAndRefusesBadInput) {
       {{"export", report_path, "--format", "svg"}, "--format"},
       {{"export", report_path, "--format", "speedscope", "--measure", "leaked"}, "--measure applies to --format collapsed"},
       {{"export", report_path, "--format", "collapsed", "--measure", "speed"}, "--measure"},
-      {{"export", (work_dir() / "missing.json").string(), "--format", "collapsed"}, "missing.json: cannot open"},
+      {{"export", (export_dir() / "missing.json").string(), "--format", "collapsed"}, "missing.json: cannot open"},
       {{"export", report_path, "--format", "collapsed", "-o", "/nonexistent-dir/x.folded"}, "/nonexistent-dir"},
   };
   for (const auto& c : cases) expect_refused(tleak(c.args), c.message);

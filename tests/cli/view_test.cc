@@ -21,7 +21,7 @@ using testing::ProcessResult;
 using testing::expect_refused;
 using testing::tleak;
 
-const std::filesystem::path& work_dir() {
+const std::filesystem::path& view_dir() {
   static const testing::ScratchDir dir("tleak-view-test-");
   return dir.path();
 }
@@ -42,8 +42,8 @@ json embedded_data(const std::string& page) {
 }
 
 TEST(View, ThePageCarriesTheReportAndNeedsNoNetwork) {
-  const auto report_path = work_dir() / "custom.json", page_path = work_dir() / "custom.html";
-  const auto html_path = work_dir() / "custom-run.html";
+  const auto report_path = view_dir() / "custom.json", page_path = view_dir() / "custom.html";
+  const auto html_path = view_dir() / "custom-run.html";
   const ProcessResult run = tleak({"run", "custom-op-scratch", "-o", report_path.string(), "--html", html_path.string()});
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const ProcessResult view = tleak({"view", report_path.string(), "-o", page_path.string()});
@@ -68,7 +68,7 @@ TEST(View, ThePageCarriesTheReportAndNeedsNoNetwork) {
 
 TEST(View, ALabelThatLooksLikeMarkupStaysData) {
   // A report whose notes hold "</script>" must not end the page's data element.
-  const auto report_path = work_dir() / "markup.json", page_path = work_dir() / "markup.html";
+  const auto report_path = view_dir() / "markup.json", page_path = view_dir() / "markup.html";
   ASSERT_EQ(tleak({"run", "clean-loop", "-o", report_path.string()}).exit_code, 0);
   json report = json::parse(read(report_path));
   report["notes"].push_back("</script><script>alert(1)</script><!--");
@@ -80,21 +80,21 @@ TEST(View, ALabelThatLooksLikeMarkupStaysData) {
 }
 
 TEST(View, BadInputIsRefusedAndAnExistingPageKept) {
-  const auto report_path = work_dir() / "clean.json", page_path = work_dir() / "kept.html";
+  const auto report_path = view_dir() / "clean.json", page_path = view_dir() / "kept.html";
   ASSERT_EQ(tleak({"run", "clean-loop", "-o", report_path.string()}).exit_code, 0);
   std::ofstream(page_path) << "an earlier page";
-  std::ofstream(work_dir() / "broken.json") << "{\"schema\": \"tleak.report/1\"";
+  std::ofstream(view_dir() / "broken.json") << "{\"schema\": \"tleak.report/1\"";
   const struct {
     std::vector<std::string> args;
     std::string message;
   } cases[] = {
       {{"view"}, "report is required"},
-      {{"view", (work_dir() / "missing.json").string(), "-o", page_path.string()}, "missing.json: cannot open"},
-      {{"view", (work_dir() / "broken.json").string(), "-o", page_path.string()}, "broken.json"},
+      {{"view", (view_dir() / "missing.json").string(), "-o", page_path.string()}, "missing.json: cannot open"},
+      {{"view", (view_dir() / "broken.json").string(), "-o", page_path.string()}, "broken.json"},
       {{"view", report_path.string(), "-o", "/nonexistent-dir/x.html"}, "/nonexistent-dir"},
       {{"run", "clean-loop", "--html", "/nonexistent-dir/x.html"}, "/nonexistent-dir"},
       {{"diff", report_path.string(), report_path.string(), "--html", "/nonexistent-dir/x.html"}, "/nonexistent-dir"},
-      {{"diff", report_path.string(), (work_dir() / "broken.json").string(), "--html", page_path.string()}, "broken.json"},
+      {{"diff", report_path.string(), (view_dir() / "broken.json").string(), "--html", page_path.string()}, "broken.json"},
   };
   for (const auto& c : cases) expect_refused(tleak(c.args), c.message);
   EXPECT_EQ(read(page_path), "an earlier page");

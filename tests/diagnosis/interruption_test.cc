@@ -16,7 +16,7 @@ namespace tleak::diagnosis {
 namespace {
 
 TEST(Interruption, RemovesWhatIsRegisteredAndNothingElse) {
-  const testing::ScratchDir scratch("tleak-interruption-test-");
+  const tleak::testing::ScratchDir scratch("tleak-interruption-test-");
   const std::filesystem::path dir = scratch.path() / "private", log = dir / "memcheck.log";
   const std::filesystem::path kept = scratch.path() / "kept.json", forgotten = scratch.path() / "forgotten.json";
   std::filesystem::create_directories(dir);
