@@ -107,12 +107,12 @@ std::string leave_alone_in(long call) {
 #endif
 }
 
-// A small /proc file of the thread, read whole; empty if it cannot be.
+// A small /proc file of the thread (stat, syscall, status), read whole; empty if it cannot be.
 std::string read_thread_file(pid_t pid, pid_t tid, const char* name) {
   const std::string path = "/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/" + name;
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return {};
-  char buffer[512];
+  char buffer[4096];
   const ssize_t got = read(fd, buffer, sizeof buffer - 1);
   close(fd);
   return got > 0 ? std::string(buffer, static_cast<std::size_t>(got)) : std::string();
@@ -143,16 +143,11 @@ std::uint64_t signal_mask(const std::string& status, const char* field) {
 }
 
 // Whether a signal the thread does not block is pending for it or its process: a call it was in
-// ended with EINTR for that signal's sake too, and the program sees that as it would have.
+// ended with EINTR for that signal's sake too, and the program sees that as it would have. (Unread,
+// it counts as pending: the call is left as it ended.)
 bool signal_pending(pid_t pid, pid_t tid) {
-  const std::string path = "/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/status";
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return true;
-  std::string status(4096, '\0');
-  const ssize_t got = read(fd, status.data(), status.size() - 1);
-  close(fd);
-  if (got <= 0) return true;
-  status.resize(static_cast<std::size_t>(got));
+  const std::string status = read_thread_file(pid, tid, "status");
+  if (status.empty()) return true;
   const std::uint64_t pending = signal_mask(status, "SigPnd:") | signal_mask(status, "ShdPnd:");
   return (pending & ~signal_mask(status, "SigBlk:")) != 0;
 }
