@@ -301,13 +301,12 @@ void exit_handshake(std::uintptr_t stack_from, const std::uint64_t* registers) {
   // that ended last exits on this very stack, read from `stack_from` as any exiting thread's.)
   const std::uintptr_t ended_main_stack =
       main_thread_ended() && !on_main_thread() ? reinterpret_cast<std::uintptr_t>(__libc_stack_end) : 0;
-  ThreadRoots threads;
-  threads.stack_from = stack_from;
-  threads.registers = root_registers;
-  threads.register_count = root_words;
-  threads.ended_main_stack = ended_main_stack;
-  threads.thread_stacks = thread_stacks;
-  threads.thread_stack_count = header.thread_stacks;
+  const ThreadRoots threads{.stack_from = stack_from,
+                            .registers = root_registers,
+                            .register_count = root_words,
+                            .ended_main_stack = ended_main_stack,
+                            .thread_stacks = thread_stacks,
+                            .thread_stack_count = header.thread_stacks};
   record->roots_bytes = scan_reachability(blocks, n, bitmap, work, kinds, kind_count, with_pools ? &pools : nullptr, threads,
                                           g_malloc_is_c_library);
   record->blocks = n;
