@@ -241,8 +241,9 @@ TEST_F(ThreadRegisters, AThreadInConnectIsLeftAlone) {
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
 }
 
-// The thread named is the caller's to read: left alone.
-TEST_F(ThreadRegisters, TheExitingThreadIsLeftAlone) {
+// With no exiting thread named, every thread is read, the main thread too (named, as above, it is
+// left to the caller: two read of the same three).
+TEST_F(ThreadRegisters, WithNoThreadNamedEveryThreadIsRead) {
   const pid_t pid = start();
   const OtherThreadsRegisters all = read_other_threads_registers(pid, 0);
   EXPECT_EQ(all.threads_read, 3u);  // the main thread too
