@@ -5,7 +5,7 @@
 // recursion of the two kinds past 64 frames, four threads at once, and a signal handler (whose caller is the kernel's signal frame, another rule
 // the walk leaves to libunwind). Built at -O2. With TLEAK_AGENT_CHECK_UNWIND=1 the agent walks
 // every stack both ways and prints how many differed and how many it left to libunwind
-// (tests/agent/program_test.cc, ProgramRun.TheAgentsStackWalkGivesLibunwindsAddresses). Prints
+// (tests/agent/program_unchanged_test.cc, ProgramRun.TheAgentsStackWalkGivesLibunwindsAddresses). Prints
 // "allocations N, left to libunwind L": L made in the signal handler and under the expression
 // frame. (GCC describes a stack realigned with alloca and arguments on the stack by expressions
 // too, clang does not: such a frame would make L the compiler's, so none is here.)

@@ -1,0 +1,269 @@
+// What `tleak run` calls leaked: the blocks no root reaches as the program exits (data and bss,
+// every thread's stack and registers), judged beside memcheck on the same programs.
+#include "program_run.h"
+
+namespace tleak::program_tests {
+
+void ProgramRun::expect_exit_reachability_figures() const {
+  EXPECT_EQ(report_["totals"]["leaked_bytes"], 3500);
+  EXPECT_EQ(report_["totals"]["leaked_blocks"], 5);
+  EXPECT_EQ(site_at(at("exit_reachability.c", "DIRECT"))["leaked_bytes"], 3000);
+  EXPECT_EQ(site_at(at("exit_reachability.c", "PARENT"))["leaked_bytes"], 200);
+  EXPECT_EQ(site_at(at("exit_reachability.c", "CHILD"))["leaked_bytes"], 300);
+  const Json& global = site_at(at("exit_reachability.c", "GLOBAL"));
+  EXPECT_EQ(global["verdict"], "bounded");
+  EXPECT_EQ(global["reachable_at_exit_bytes"], 4096);
+  EXPECT_EQ(site_at(at("exit_reachability.c", "THREAD"))["reachable_at_exit_bytes"], 2048);
+  EXPECT_EQ(report_["summary"]["verdict"], "leak");
+}
+
+namespace {
+
+TEST_F(ProgramRun, LeaksAreTheUnreachableBlocksAtExit) {
+  const auto r = tleak_run({}, {program("exit_reachability")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  expect_exit_reachability_figures();
+}
+
+// A thread blocked in a system call as the program exits may hold the only pointer to a block in
+// a register (tests/programs/register_held.c): memcheck reads every thread's registers, and tleak,
+// the program's parent, reads them through ptrace. The program sees nothing of it: its threads'
+// calls go on waiting, those Linux ends with EINTR after a stop (epoll_wait, sigtimedwait, recv
+// with a timeout) set to run again, and the thread in connect, which cannot run again, is left
+// unread, as a note says.
+TEST_F(ProgramRun, ABlockHeldOnlyInABlockedThreadsRegisterIsReachable) {
+  const auto r = tleak_run({}, {program("register_held")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "exiting\n");
+  EXPECT_TRUE(report_["run"]["program"]["exit_scan"]);
+  EXPECT_EQ(report_["totals"]["leaked_bytes"], 700);
+  EXPECT_EQ(report_["totals"]["leaked_blocks"], 1);
+  EXPECT_EQ(site_at(at("register_held.c", "LOST"))["leaked_bytes"], 700);
+  const Json& held = site_at(at("register_held.c", "HELD"));
+  EXPECT_EQ(held["leaked_bytes"], 0);
+  EXPECT_EQ(held["reachable_at_exit_bytes"], 1500);
+  bool noted = false;
+  for (const Json& note : report_["notes"]) {
+    const auto text = note.get<std::string>();
+    noted = noted || text == "the registers of 1 other thread were not read as the program exited (blocked in "
+                             "connect, which a stop would end with EINTR): a block only such a register pointed to "
+                             "counts as leaked";
+  }
+  EXPECT_TRUE(noted) << report_["notes"];
+  const auto m = run_process(VALGRIND_PROGRAM, {"--leak-check=full", program("register_held")});
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  EXPECT_EQ(m.out, "exiting\n");
+  EXPECT_EQ(memcheck_figure(m.err, "definitely lost") + memcheck_figure(m.err, "indirectly lost"), 700) << m.err;
+  EXPECT_GE(memcheck_figure(m.err, "still reachable"), 1500) << m.err;
+}
+
+// Another thread's dead frames, below its stack pointer, hold copies of a lost block's address
+// (tests/programs/stale_stack_words.c): read from its stack pointer up, as memcheck reads it, the
+// stack keeps nothing reachable, and the block is a leak for both.
+TEST_F(ProgramRun, AWaitingThreadsDeadFramesKeepNoBlockReachable) {
+  for (int run = 0; run < 2; ++run) {
+    const auto r = tleak_run({}, {program("stale_stack_words")});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, "exiting\n");
+    EXPECT_EQ(report_["totals"]["leaked_bytes"], 900) << run;
+    EXPECT_EQ(site_at(at("stale_stack_words.c", "STALE"))["leaked_bytes"], 900) << run;
+  }
+  const auto m = run_process(VALGRIND_PROGRAM, {"--leak-check=full", program("stale_stack_words")});
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  EXPECT_EQ(memcheck_figure(m.err, "definitely lost") + memcheck_figure(m.err, "indirectly lost"), 900) << m.err;
+}
+
+// More blocks live at exit than the exit scan's answer holds bits for in one message: the answer
+// comes in pieces, and the blocks judged by a later piece (the lost ones, highest in the heap) are
+// judged by their own bits.
+TEST_F(ProgramRun, AnExitScansAnswerInPiecesJudgesEveryBlock) {
+  const auto r = tleak_run({}, {program("many_blocks_at_exit")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(report_["run"]["program"]["exit_scan"]);
+  EXPECT_EQ(report_["totals"]["leaked_bytes"], 40000);
+  EXPECT_EQ(report_["totals"]["leaked_blocks"], 1000);
+  EXPECT_EQ(site_at(at("many_blocks_at_exit.c", "LOST"))["leaked_bytes"], 40000);
+  const Json& kept = site_at(at("many_blocks_at_exit.c", "KEPT"));
+  EXPECT_EQ(kept["reachable_at_exit_bytes"], 600000 * 16);
+  EXPECT_EQ(kept["leaked_bytes"], 0);
+  EXPECT_EQ(site_at(at("many_blocks_at_exit.c", "ARRAY"))["reachable_at_exit_bytes"], 600000 * 8);
+  const auto m = run_process(VALGRIND_PROGRAM, {"--leak-check=full", program("many_blocks_at_exit")});
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  EXPECT_EQ(memcheck_figure(m.err, "definitely lost") + memcheck_figure(m.err, "indirectly lost"), 40000) << m.err;
+}
+
+// A thread that allocates and frees as the program exits, while the exit scan reads the heap: the
+// blocks it frees meanwhile are no leaks, those it allocates after the scan's list are unjudged (a
+// note says so), and the program's own leak is judged still. (Before, such a thread's records made
+// the scan thrown away, under a note that the program had not run its exit handlers, or the
+// blocks it freed meanwhile read as leaks.) Three runs: the thread races the scan differently
+// each time.
+TEST_F(ProgramRun, AThreadBusyAsTheProgramExitsLeavesTheExitScanExact) {
+  for (int run = 0; run < 3; ++run) {
+    const auto r = tleak_run({}, {program("busy_thread_at_exit")});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(report_["run"]["program"]["exit_scan"]) << run;
+    EXPECT_EQ(report_["totals"]["leaked_bytes"], 1000) << run;
+    EXPECT_EQ(report_["totals"]["leaked_blocks"], 1) << run;
+    EXPECT_EQ(site_at(at("busy_thread_at_exit.c", "LOST"))["leaked_bytes"], 1000) << run;
+    const std::int64_t unjudged = report_["totals"]["unjudged_at_exit_blocks"].get<std::int64_t>();
+    EXPECT_LE(unjudged, 3) << run;  // at most the thread's three, all allocated after the list
+    bool noted = false;
+    for (const Json& note : report_["notes"]) {
+      noted = noted || note.get<std::string>().find("still running as the program exited") != std::string::npos;
+      EXPECT_EQ(note.get<std::string>().find("no exit scan"), std::string::npos) << note;
+    }
+    EXPECT_EQ(noted, unjudged > 0) << run;
+  }
+  // Memcheck judges the heap once every thread is gone: the same loss.
+  const auto m = run_process(VALGRIND_PROGRAM, {"--leak-check=full", program("busy_thread_at_exit")});
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  EXPECT_EQ(memcheck_figure(m.err, "definitely lost") + memcheck_figure(m.err, "indirectly lost"), 1000) << m.err;
+}
+
+// With another malloc preloaded (jemalloc), its own memory (free space, bookkeeping) holds the
+// addresses of blocks the program let go of: read as roots, it made every leak reachable. It is
+// left out as glibc's heap is, and the figures are the same to the byte.
+TEST_F(ProgramRun, UnderAPreloadedMallocLeaksAreStillTheUnreachableBlocks) {
+  SKIP_WITHOUT_JEMALLOC();
+  const auto r = tleak_run({}, {program("exit_reachability")}, {"LD_PRELOAD=" + kJemalloc});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  expect_exit_reachability_figures();
+  // A Python program: the 50 buffers it drops through ctypes (slack as in the test without it).
+  const std::string script = std::string(TLEAK_SOURCE_DIR) + "/tests/programs/torch/ctypes_buffer.py";
+  ASSERT_EQ(tleak_run({}, {TLEAK_PYTHON, script, "leaky"}, {"LD_PRELOAD=" + kJemalloc}).exit_code, 0);
+  EXPECT_EQ(report_["summary"]["verdict"], "leak");
+  EXPECT_GE(report_["sites"][0]["leaked_bytes"].get<std::int64_t>(), 48 * 4096);
+  EXPECT_EQ(report_["sites"][0]["leaked_bytes"].get<std::int64_t>() +
+                report_["sites"][0]["reachable_at_exit_bytes"].get<std::int64_t>(),
+            50 * 4096);
+}
+
+// However many thread buffers the agent holds, none is read as a root: a block lost by the last of
+// 1,200 threads (its allocation's record still in that thread's buffer) is a leak.
+TEST_F(ProgramRun, TheAgentsOwnMemoryIsNeverARootHoweverManyThreads) {
+  const auto r = tleak_run({"--max-sites", "10000000"}, {program("many_threads_leak")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "many threads done\n");
+  EXPECT_TRUE(report_["run"]["program"]["exit_scan"]);
+  EXPECT_EQ(report_["totals"]["leaked_bytes"], 777);
+  EXPECT_EQ(report_["totals"]["leaked_blocks"], 1);
+  EXPECT_EQ(site_at(at("many_threads_leak.c", "LOST"))["leaked_bytes"], 777);
+  const Json& each = site_at(at("many_threads_leak.c", "EACH"));
+  EXPECT_EQ(each["allocations"], 1200);
+  EXPECT_EQ(each["frees"], 1200);
+}
+
+TEST_F(ProgramRun, LeakedBytesEqualMemchecksDefinitelyAndIndirectlyLost) {
+  const auto r = tleak_run({}, {program("exit_reachability")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto m = run_process(VALGRIND_PROGRAM, {"--leak-check=full", program("exit_reachability")});
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  const std::int64_t definitely = memcheck_figure(m.err, "definitely lost");
+  const std::int64_t indirectly = memcheck_figure(m.err, "indirectly lost");
+  ASSERT_GE(definitely, 0) << m.err;
+  ASSERT_GE(indirectly, 0) << m.err;
+  EXPECT_EQ(report_["totals"]["leaked_bytes"].get<std::int64_t>(), definitely + indirectly) << m.err;
+}
+
+// The main thread ended first and another thread called exit: the scan reads the roots through
+// that thread's view of the process (the main thread's reads empty), and agrees with memcheck.
+TEST_F(ProgramRun, TheExitScanWorksWhenTheMainThreadEndedFirst) {
+  const auto r = tleak_run({}, {program("main_exits_first")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "worker exits the process\n");
+  EXPECT_TRUE(report_["run"]["program"]["exit_scan"]);
+  EXPECT_EQ(site_at(at("main_exits_first.c", "LOST"))["leaked_bytes"], 1000);
+  EXPECT_EQ(site_at(at("main_exits_first.c", "KEPT"))["reachable_at_exit_bytes"], 2000);
+  const auto m = run_process(VALGRIND_PROGRAM, {"--leak-check=full", program("main_exits_first")});
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  EXPECT_EQ(memcheck_figure(m.err, "definitely lost") + memcheck_figure(m.err, "indirectly lost"), 1000) << m.err;
+  EXPECT_EQ(report_["totals"]["leaked_bytes"], 1000);
+}
+
+// The same under jemalloc, whose blocks have no headers: a block's address is also its slab's,
+// and the ended main thread's stale frames had held it: the lost block read reachable in 3 of 10
+// and 17 of 20 runs (two series by hand). Ten runs, each exact.
+TEST_F(ProgramRun, TheEndedMainThreadsStaleFramesKeepNothingReachable) {
+  SKIP_WITHOUT_JEMALLOC();
+  for (int run = 0; run < 10; ++run) {
+    const auto r = tleak_run({}, {program("main_exits_first")}, {"LD_PRELOAD=" + kJemalloc});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, "worker exits the process\n");
+    EXPECT_EQ(site_at(at("main_exits_first.c", "LOST"))["leaked_bytes"], 1000) << "run " << run;
+    EXPECT_EQ(site_at(at("main_exits_first.c", "KEPT"))["reachable_at_exit_bytes"], 2000) << "run " << run;
+    EXPECT_EQ(report_["totals"]["leaked_bytes"], 1000) << "run " << run;
+  }
+}
+
+// A lost block beside glibc's top chunk: the malloc's state points at that chunk's header, inside
+// the block's last bytes. Read as a pointer, it had kept the block "reachable at exit".
+TEST_F(ProgramRun, TheMallocsOwnPointerToTheNextChunkKeepsNothingReachable) {
+  const auto r = tleak_run({}, {program("lost_beside_top")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "losing 1000 bytes\n");
+  const Json& lost = site_at(at("lost_beside_top.c", "LOST"));
+  EXPECT_EQ(lost["leaked_bytes"], 1000);
+  EXPECT_EQ(lost["reachable_at_exit_bytes"], 0);
+  const auto m = run_process(VALGRIND_PROGRAM, {"--leak-check=full", program("lost_beside_top")});
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  EXPECT_EQ(memcheck_figure(m.err, "definitely lost") + memcheck_figure(m.err, "indirectly lost"), 1000) << m.err;
+  EXPECT_EQ(report_["totals"]["leaked_bytes"], 1000);
+}
+
+// A program nobody here wrote: Debian's perl, which leaves its interpreter's memory to the exit
+// and loses some of it (its global destruction is skipped by default). tleak's exit scan finds
+// the same lost blocks as memcheck, bytes and count, though perl's %ENV is larger under tleak.
+TEST_F(ProgramRun, PerlsLossesAtExitAreMemchecks) {
+  const std::vector<std::string> command = {"/usr/bin/perl", "-e",
+                                            "my %h = map { $_ => [$_] } 1..1000; print scalar(keys %h), \"\\n\""};
+  const auto r = tleak_run({}, command);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "1000\n");
+  EXPECT_TRUE(report_["run"]["program"]["exit_scan"]);
+  std::vector<std::string> under_memcheck = {"--leak-check=full"};
+  under_memcheck.insert(under_memcheck.end(), command.begin(), command.end());
+  const auto m = run_process(VALGRIND_PROGRAM, under_memcheck);
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  const std::int64_t lost = memcheck_figure(m.err, "definitely lost") + memcheck_figure(m.err, "indirectly lost");
+  EXPECT_GT(lost, 0) << m.err;  // perl 5.36 loses about 80 KB here: what is compared is not nothing
+  EXPECT_EQ(report_["totals"]["leaked_bytes"], lost) << m.err;
+  EXPECT_EQ(report_["totals"]["leaked_blocks"],
+            memcheck_blocks(m.err, "definitely lost") + memcheck_blocks(m.err, "indirectly lost"))
+      << m.err;
+}
+
+// A failed lookup's message, still held by glibc at exit, is reachable (memcheck: not lost). The
+// agent's exit scan had looked up munmap at its first call (dlsym), and glibc freed the program's
+// pending message there, out of the agent's sight: the message read as a leak.
+TEST_F(ProgramRun, APendingDlerrorMessageIsNotALeak) {
+  const auto plain = run_process(program("pending_dlerror"), {});
+  ASSERT_EQ(plain.out, "found: no, dlerror: set\nlost 100 bytes\n");
+  const auto r = tleak_run({}, {program("pending_dlerror")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, plain.out);
+  EXPECT_EQ(report_["totals"]["leaked_bytes"], 100);
+  EXPECT_EQ(report_["totals"]["leaked_blocks"], 1);
+  EXPECT_EQ(site_at(at("pending_dlerror.c", "LOST"))["leaked_bytes"], 100);
+  const auto m = run_process(VALGRIND_PROGRAM, {"--leak-check=full", program("pending_dlerror")});
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  EXPECT_EQ(memcheck_figure(m.err, "definitely lost") + memcheck_figure(m.err, "indirectly lost"), 100) << m.err;
+}
+
+// An address kept as data (instructions, bytes, text) is no reference: the interpreter's static
+// data is full of such words, which on a non-PIE python3 (heap at low addresses) read as heap
+// addresses, and the exit scan skips them. Kept in each form, every buffer is still a leak (read as
+// references, all 50 would be reachable), but for the two blocks of slack the test above keeps for
+// stale words in live blocks: with one, it failed once in a fresh clone's ASan suite (48 leaked).
+TEST_F(ProgramRun, AnAddressKeptAsDataDoesNotKeepItsBlock) {
+  const std::string script = std::string(TLEAK_SOURCE_DIR) + "/tests/programs/torch/ctypes_buffer.py";
+  ASSERT_EQ(tleak_run({}, {"/usr/bin/env", "PYTHONMALLOC=malloc", TLEAK_PYTHON, script, "as-data"}).exit_code, 0);
+  EXPECT_EQ(report_["summary"]["verdict"], "leak");
+  const Json& buffers = report_["sites"][0];
+  EXPECT_EQ(buffers["label"], "ctypes_buffer.py:" + std::to_string(line_of("torch/ctypes_buffer.py", "BUFFER")) + " in <module>");
+  EXPECT_GE(buffers["leaked_bytes"].get<std::int64_t>(), 48 * 4096);
+  EXPECT_EQ(buffers["leaked_bytes"].get<std::int64_t>() + buffers["reachable_at_exit_bytes"].get<std::int64_t>(), 50 * 4096);
+}
+
+}  // namespace
+}  // namespace tleak::program_tests

@@ -1,0 +1,474 @@
+// The agent never changes what the program does: its output, exit status, standard error, signals,
+// descriptors, forks, execs, small stacks and failing allocations stay its own; tleak itself is
+// clean under memcheck; and what cannot run is refused in one line.
+#include "program_run.h"
+
+namespace tleak::program_tests {
+
+namespace {
+
+// A program run with another malloc preloaded, as servers often are (jemalloc): the agent comes
+// first in LD_PRELOAD, so it sees every call, and hands each on to the user's malloc, which still
+// serves every block (the program says so from jemalloc's own statistics, with and without tleak).
+TEST_F(ProgramRun, AMallocTheUserPreloadsStillServesTheProgramAndTleakSeesIt) {
+  SKIP_WITHOUT_JEMALLOC();
+  const auto plain = run_process("/usr/bin/env", {"LD_PRELOAD=" + kJemalloc, program("preloaded_allocator"), "leaky"});
+  ASSERT_EQ(plain.out, "allocator: jemalloc served the program's malloc\n");
+  const auto r = tleak_run({}, {program("preloaded_allocator"), "leaky"}, {"LD_PRELOAD=" + kJemalloc});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, plain.out);
+  EXPECT_EQ(report_["summary"]["verdict"], "growth");
+  const Json& keep = site_at(at("preloaded_allocator.c", "KEEP"));
+  EXPECT_EQ(keep["verdict"], "growth");
+  EXPECT_NEAR(keep["growth"]["slope_bytes_per_iteration"].get<double>(), 4096.0, 1.0);
+  EXPECT_EQ(keep["allocations"], 30);
+  EXPECT_EQ(site_at(at("preloaded_allocator.c", "BIG"))["peak_live_bytes"], 1 << 20);
+}
+
+// With the report in a file and nothing of tleak's on standard error (--format json puts the
+// report on standard output), the program's standard error is its own, byte for byte, through its
+// exit scan (a line the agent's scan once wrote there while being debugged went unseen by the tests
+// that read standard output only).
+TEST_F(ProgramRun, TheProgramsStandardErrorIsItsOwn) {
+  for (const char* name : {"exit_reachability", "register_held", "stale_stack_words", "threads"}) {
+    const auto plain = run_process(program(name), {});
+    ASSERT_EQ(plain.exit_code, 0) << name << plain.err;
+    const auto r = tleak_run({"--format", "json"}, {program(name)});
+    ASSERT_EQ(r.exit_code, 0) << name << r.err;
+    EXPECT_EQ(r.err, plain.err) << name;
+    EXPECT_EQ(r.out.substr(0, plain.out.size()), plain.out) << name;
+  }
+}
+
+// A program that closes every descriptor (close, close_range, closefrom) and puts its own on the
+// agent's numbers (dup2, dup3) keeps its output, and tleak keeps its channel: the leak after that is
+// found by the exit scan.
+TEST_F(ProgramRun, ClosingEveryDescriptorKeepsTheAgentsChannel) {
+  const auto plain = run_process(program("close_descriptors"), {"libc"});
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  const auto r = tleak_run({}, {program("close_descriptors"), "libc"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, plain.out);
+  EXPECT_EQ(r.out, "descriptors closed (libc)\n");
+  EXPECT_TRUE(report_["run"]["program"]["exit_scan"]);
+  EXPECT_EQ(report_["notes"].size(), 0u) << report_["notes"].dump();
+  EXPECT_EQ(site_at(at("close_descriptors.c", "LEAK"))["leaked_bytes"], 1000);
+  EXPECT_EQ(site_at(at("close_descriptors.c", "KEPT"))["reachable_at_exit_bytes"], 2000);
+  EXPECT_EQ(report_["totals"]["leaked_bytes"], 1000);
+}
+
+// Closed past the C library, the channel is gone: the report says so, and tleak does not spin on
+// the ended stream while the program goes on (it sleeps a second).
+TEST_F(ProgramRun, AChannelTakenAwayIsSaidAndNotSpunOn) {
+  rusage before{}, after{};
+  getrusage(RUSAGE_CHILDREN, &before);
+  const auto r = tleak_run({}, {program("close_descriptors"), "raw"});
+  getrusage(RUSAGE_CHILDREN, &after);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "descriptors closed (raw)\n");
+  ASSERT_EQ(report_["notes"].size(), 1u) << report_["notes"].dump();
+  EXPECT_NE(report_["notes"][0].get<std::string>().find("took tleak's channel to its agent away"), std::string::npos);
+  EXPECT_FALSE(report_["run"]["program"]["exit_scan"]);
+  const auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6; };
+  const double cpu = seconds(after.ru_utime) + seconds(after.ru_stime) - seconds(before.ru_utime) - seconds(before.ru_stime);
+  EXPECT_LT(cpu, 0.6) << "tleak and the program used " << cpu << " s of CPU over a one-second sleep";
+}
+
+// C++ allocations that fail behave as without tleak, under the C library's malloc and under
+// jemalloc's operator new (recorded at by the agent): the same exceptions caught, the new-handler
+// called as many times, nothrow null.
+TEST_F(ProgramRun, FailingCppAllocationsAreTheProgramsOwn) {
+  std::vector<std::vector<std::string>> envs = {{}};
+  if (std::filesystem::exists(kJemalloc)) envs.push_back({"LD_PRELOAD=" + kJemalloc});
+  for (const auto& env : envs) {
+    std::vector<std::string> plain_args = env;
+    plain_args.push_back(program("failing_new"));
+    const auto plain = run_process("/usr/bin/env", plain_args);
+    EXPECT_EQ(plain.out, "caught 4, new-handler called 2 times, nothrow null, kept 7\n");
+    const auto r = tleak_run({}, {program("failing_new")}, env);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, plain.out) << (env.empty() ? "glibc" : env[0]);
+    EXPECT_EQ(report_["totals"]["leaked_bytes"], 0);
+  }
+}
+
+// A message dlerror() holds when the plugin's first operator new comes (the agent looks up the
+// next operator new then) is still the program's to read afterwards.
+TEST_F(ProgramRun, APendingDlerrorMessageSurvivesThePluginsFirstNew) {
+  const std::string plugin = program("liblocal_cxx_plugin.so");
+  const auto plain = run_process(program("local_cxx_host"), {plugin, "pending"});
+  ASSERT_EQ(plain.out, "rows 30, dlerror: kept\n");
+  const auto r = tleak_run({}, {program("local_cxx_host"), plugin, "pending"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, plain.out);
+}
+
+// The same in a C++ program linked with its runtime: a failed dlopen, its first operator new, then
+// dlerror(). Under tleak the message had been lost ("dlerror: lost").
+TEST_F(ProgramRun, APendingDlerrorMessageSurvivesTheProgramsFirstNew) {
+  const auto plain = run_process(program("cxx_pending_dlerror"), {});
+  ASSERT_EQ(plain.out, "handle: none, dlerror: kept\n");
+  const auto r = tleak_run({}, {program("cxx_pending_dlerror")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, plain.out);
+  const Json& kept = site_at(at("cxx_pending_dlerror.cc", "KEPT"));
+  EXPECT_EQ(kept["reachable_at_exit_bytes"], 400);
+  EXPECT_EQ(kept["leaked_bytes"], 0);
+}
+
+// A thread on a 16 KiB stack that allocates with 5,000 bytes of it used: the agent's share of the
+// stack per recorded allocation (about 3 KiB) must leave it room.
+TEST_F(ProgramRun, AThreadOnASmallStackStillHasRoom) {
+  // Counts small_stack.c's allocations: at its line (with their stacks) and without a stack.
+  const auto counted = [this](int* at_line, int* without_stack) {
+    *at_line = *without_stack = 0;
+    const std::string line = at("small_stack.c", "SMALL");
+    for (const Json& s : report_["sites"]) {
+      const std::string label = s["label"];
+      if (label.ends_with(line)) *at_line += s["allocations"].get<int>();
+      if (label == "(no stack recorded)") *without_stack += s["allocations"].get<int>();
+    }
+  };
+  int at_line = 0, without_stack = 0;
+  // Room enough: two sites at the line (alloc_once is called from two places), each with its stack.
+  auto r = tleak_run({}, {program("small_stack"), "3000"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "ok\n");
+  counted(&at_line, &without_stack);
+  EXPECT_EQ(at_line, 2);
+  EXPECT_EQ(without_stack, 0);
+  const auto said_without_stack = [this] {
+    for (const Json& n : report_["notes"]) {
+      if (n.get<std::string>().starts_with("1 allocation is in the site '(no stack recorded)'")) return true;
+    }
+    return false;
+  };
+  EXPECT_FALSE(said_without_stack()) << report_["notes"].dump();
+  // Near the end of the stack, where libunwind's walk overflowed it from 6,500 bytes used: the
+  // second allocation is recorded without its stack, and the program runs as it does plain. The
+  // same where libunwind knows the return addresses already ("warm"). At 8,300 bytes used (plain
+  // runs to about 8,700) the agent's reading of the stack's bounds there overflowed it, and so did
+  // the dynamic linker binding that reading's calls, until both moved (stack_room.h).
+  for (const std::string used : {"6500", "7500", "8300"}) {
+    for (const bool warm : {false, true}) {
+      std::vector<std::string> command = {program("small_stack"), used};
+      if (warm) command.push_back("warm");
+      r = tleak_run({}, command);
+      ASSERT_EQ(r.exit_code, 0) << used << (warm ? " warm: " : ": ") << r.err;
+      EXPECT_EQ(r.out, "ok\n");
+      counted(&at_line, &without_stack);
+      EXPECT_EQ(at_line, 1) << used << (warm ? " warm" : "");
+      EXPECT_EQ(without_stack, 1) << used << (warm ? " warm" : "");
+      EXPECT_TRUE(said_without_stack()) << report_["notes"].dump();
+    }
+  }
+}
+
+// A signal handler that allocates on an 8 KiB alternate signal stack (the classic SIGSTKSZ; the
+// kernel's signal frame takes about 3.3 KiB of it): the agent's walk there (5-6 KiB where return
+// addresses are new to libunwind) overflowed it into the heap, and glibc aborted the program.
+// Judged against that stack, the handler's allocations are counted without their stacks; on a
+// stack with room (64 KiB) they keep them, at the handler's line. The program's pending dlerror()
+// message outlives its sigaltstack call (the output is plain's).
+TEST_F(ProgramRun, ASignalHandlerOnASmallAlternateStackStillHasRoom) {
+  const auto plain = run_process(program("alt_signal_stack"), {});
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  ASSERT_EQ(plain.out, "ok 10, dlerror set\n");
+  const auto allocations_labelled = [this](const std::string& label) {
+    int n = 0;
+    for (const Json& s : report_["sites"]) {
+      if (s["label"].get<std::string>().ends_with(label)) n += s["allocations"].get<int>();
+    }
+    return n;
+  };
+  auto r = tleak_run({}, {program("alt_signal_stack")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, plain.out);
+  EXPECT_EQ(allocations_labelled("(no stack recorded)"), 10);
+  EXPECT_EQ(allocations_labelled(at("alt_signal_stack.c", "ALT")), 0);
+  EXPECT_EQ(allocations_labelled(at("alt_signal_stack.c", "MAIN")), 1);
+  r = tleak_run({}, {program("alt_signal_stack"), "65536"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, plain.out);
+  EXPECT_EQ(allocations_labelled("(no stack recorded)"), 0);
+  EXPECT_EQ(allocations_labelled(at("alt_signal_stack.c", "ALT")), 10);
+  EXPECT_EQ(allocations_labelled(at("alt_signal_stack.c", "MAIN")), 1);
+}
+
+// tests/programs/unwind_shapes.c: rbp- and rsp-based frames, realigned stacks, mutual recursion
+// past 64 frames, four threads; the frames the walk does not follow (a signal frame, a CFA given
+// by DWARF expressions) are exactly those the program counts, and every other stack is
+// libunwind's, address for address, at 12 frames and at 64.
+TEST_F(ProgramRun, TheAgentsStackWalkGivesLibunwindsAddresses) {
+  const auto plain = run_process(program("unwind_shapes"), {});
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_match(plain.out, m, std::regex("allocations (\\d+), left to libunwind (\\d+)\n"))) << plain.out;
+  const long allocations = std::stol(m[1]), left = std::stol(m[2]);
+  EXPECT_EQ(left, 10);
+  for (const std::string depth : {"12", "64"}) {
+    const auto r = tleak_run({"--stack-depth", depth}, {program("unwind_shapes")}, {"TLEAK_AGENT_CHECK_UNWIND=1"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, plain.out);
+    const UnwindCheck c = unwind_check_of(r.err);
+    // The program's own and the C library's (stdout's buffer, the threads').
+    EXPECT_GE(c.stacks, allocations) << r.err;
+    EXPECT_LE(c.stacks, allocations + 10) << r.err;
+    EXPECT_EQ(c.by_libunwind, left) << r.err;
+    EXPECT_EQ(c.differed, 0) << r.err;
+  }
+}
+
+// Two plugins loaded in turn at one address, whose function has the same code and another frame
+// size in each (tests/programs/plugin_swap.c): the walk's rule for that return address is
+// forgotten when its plugin is unloaded, and every allocation keeps its caller.
+TEST_F(ProgramRun, AnUnloadedObjectsFrameRulesAreForgotten) {
+  const std::vector<std::string> command = {program("plugin_swap"), program("libframe_plugin_8.so"),
+                                            program("libframe_plugin_104.so")};
+  const auto r = tleak_run({}, command);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_EQ(r.out, "plugins at one address\n") << "the loader moved them: this run shows nothing";
+  // One site: the same return address in both, and main above it.
+  std::vector<Json> made;
+  for (const Json& s : report_["sites"]) {
+    if (!s["frames"].empty() && s["frames"][0]["function"] == "plugin_make") made.push_back(s);
+  }
+  ASSERT_EQ(made.size(), 1u) << report_["sites"].dump(1).substr(0, 4000);
+  EXPECT_EQ(made[0]["allocations"], 20);
+  EXPECT_EQ(made[0]["reachable_at_exit_bytes"], 2000);
+  ASSERT_GE(made[0]["frames"].size(), 2u) << made[0].dump();
+  EXPECT_EQ(made[0]["frames"][1]["function"], "main");
+}
+
+// tleak itself under memcheck, running a program (which runs as it is: Valgrind does not follow
+// the child): no error, and every block freed, although `tleak run` leaves its run's memory to the
+// exit outside Valgrind (core/diagnosis/src/left_for_exit.h).
+TEST_F(ProgramRun, TleakItselfIsCleanUnderMemcheck) {
+  const auto m = run_process(VALGRIND_PROGRAM, {"--leak-check=full", "--error-exitcode=9", TLEAK_BINARY, "run", "-o",
+                                                path("report.json"), "--", program("growth")});
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  EXPECT_NE(m.err.find("ERROR SUMMARY: 0 errors"), std::string::npos) << m.err;
+  EXPECT_NE(m.err.find("in use at exit: 0 bytes in 0 blocks"), std::string::npos) << m.err;
+}
+
+// The same from C, through <tleak/marks.h>.
+TEST_F(ProgramRun, CKnowsWhetherItIsRecorded) {
+  expect_output_recorded_and_plain("attached", "recorded 1, child 0\n", "recorded 0, child 0\n");
+}
+
+// Nothing the agent does registers the process with the kernel for something the program could
+// ask for too: a membarrier(2) the program never registered for is refused under tleak as without.
+TEST_F(ProgramRun, TheKernelRefusesTheProgramWhatItNeverRegisteredFor) {
+  expect_output_recorded_and_plain("membarrier_probe", "membarrier without registering: EPERM\n",
+                                   "membarrier without registering: EPERM\n");
+}
+
+// The agent writes its records into the message slots tleak shares with it, seen from the
+// program: it maps them, each thread that allocated holds one while it lives (the main thread's
+// and three others'), and a thread that ended gave its slot back.
+TEST_F(ProgramRun, EachRecordingThreadHoldsAMessageSlotWhileItLives) {
+  expect_output_recorded_and_plain("message_slots", "mapped 1, held with 3 threads 4, after 1\n", "no slots\n");
+}
+
+TEST_F(ProgramRun, OutputAndExitStatusAreTheProgramsOwn) {
+  for (const std::vector<std::string>& command :
+       {std::vector<std::string>{program("resize_fork")}, {program("growth"), "leaky"}, {"/bin/sh", "-c", "echo hi; exit 5"}}) {
+    const auto plain = run_process(command[0], {command.begin() + 1, command.end()});
+    const auto tracked = tleak_run({"--format", "json"}, command);
+    const std::string own = tracked.out.substr(0, plain.out.size());
+    EXPECT_EQ(own, plain.out) << command[0];
+    EXPECT_EQ(report_["run"]["program"]["exit_status"], plain.exit_code) << command[0];
+  }
+}
+
+TEST_F(ProgramRun, ForksWhileOtherThreadsAllocateNeverHangAChild) {
+  for (int round = 0; round < 3; ++round) {
+    const auto started = std::chrono::steady_clock::now();
+    const auto r = tleak_run({}, {program("fork_under_threads")});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, "children ok: 50 of 50\n");
+    EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(60));
+  }
+}
+
+// Forks under jemalloc, whose fork handler takes its locks while a thread inside it may be noting
+// a mapping (allocator_regions.h): a lock taken before the fork deadlocked 2 runs in 10 (here 4
+// runs of 50 forks each).
+TEST_F(ProgramRun, ForksUnderAPreloadedMallocNeverHang) {
+  SKIP_WITHOUT_JEMALLOC();
+  for (int round = 0; round < 4; ++round) {
+    const auto r = tleak_run({}, {program("fork_under_threads")}, {"LD_PRELOAD=" + kJemalloc});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, "children ok: 50 of 50\n");
+  }
+}
+
+TEST_F(ProgramRun, ExitFromASignalHandlerNeverHangs) {
+  for (int round = 0; round < 10; ++round) {
+    const auto started = std::chrono::steady_clock::now();
+    const auto r = tleak_run({}, {program("exit_in_signal")});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(report_["run"]["program"]["exit_status"], 0);
+    EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(30));
+  }
+}
+
+// The program gets the environment the user gave tleak: glibc's tunables exactly as they were,
+// none of them when there were none, and nothing of tleak's own (an earlier version restarted
+// itself with a tunable of its own and had to put the user's back).
+TEST_F(ProgramRun, TheProgramGetsTheUsersGlibcTunables) {
+  const std::string script = "env | grep -E '^(GLIBC_TUNABLES|TLEAK_CALLER)' | sort; true";
+  const std::string run_tleak = std::string(TLEAK_BINARY) + " run -o " + path("report.json") + " -- /bin/sh -c \"" + script + "\"";
+  const auto unset = run_process("/usr/bin/env", {"-u", "GLIBC_TUNABLES", "/bin/sh", "-c", run_tleak});
+  ASSERT_EQ(unset.exit_code, 0) << unset.err;
+  EXPECT_EQ(unset.out, "");
+  const auto own = run_process("/usr/bin/env", {"GLIBC_TUNABLES=glibc.malloc.check=0", "/bin/sh", "-c", run_tleak});
+  ASSERT_EQ(own.exit_code, 0) << own.err;
+  EXPECT_EQ(own.out, "GLIBC_TUNABLES=glibc.malloc.check=0\n");
+}
+
+// ps and top show the program's parent as "tleak" (not "exe", as a re-execution of
+// /proc/self/exe by an earlier version named it).
+TEST_F(ProgramRun, TleakKeepsItsNameWhileItRunsAProgram) {
+  const auto r = tleak_run({}, {"/bin/sh", "-c", "cat /proc/$PPID/comm"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "tleak\n");
+}
+
+// The agent brings into a program only what it must (libunwind, libgcc's unwinder): a C program
+// gets no C++ runtime from it, whose symbols would otherwise come first for every library the
+// program loads.
+TEST_F(ProgramRun, AProgramGetsNoCppRuntimeFromTheAgent) {
+  const auto r = tleak_run({}, {"/bin/cat", "/proc/self/maps"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("libtleak_preload.so"), std::string::npos) << r.out;  // the agent was there
+  EXPECT_EQ(r.out.find("libstdc++"), std::string::npos) << r.out;
+}
+
+// The agent answers libunwind's sigprocmask calls itself during a capture; a handler that
+// interrupts a capture and sets masks of its own must get the real ones.
+TEST_F(ProgramRun, TheProgramsSignalMasksKeepTheirMeaning) {
+  const auto plain = run_process(program("signal_masks"), {});
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  for (int round = 0; round < 3; ++round) {
+    const auto r = tleak_run({}, {program("signal_masks")});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out.substr(0, plain.out.size()), plain.out) << r.err;
+    EXPECT_EQ(report_["run"]["program"]["exit_status"], 0);
+  }
+}
+
+TEST_F(ProgramRun, CancelledThreadsNeverLeaveTheAgentLocked) {
+  const auto r = tleak_run({}, {program("cancelled_threads")});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "cancel ok\n");
+  EXPECT_EQ(report_["run"]["iterations"], 200);
+}
+
+TEST_F(ProgramRun, AProgramThatExecsIsFollowedIntoItsNewImage) {
+  const auto r = tleak_run({}, {"/bin/sh", "-c", "exec " + program("growth") + " leaky"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(report_["run"]["scenario"], "growth");
+  EXPECT_EQ(report_["summary"]["verdict"], "growth");
+  EXPECT_NEAR(site_at(at("growth.c", "KEEP"))["growth"]["slope_bytes_per_iteration"].get<double>(), 4096.0, 1.0);
+}
+
+// tleak copied on its own: without its agent library it refuses to run anything, naming the path;
+// with it but without its Python module, a Python program's `import tleak` fails (as the program's
+// own error) and the report says why, unless the program's PYTHONPATH has the module.
+TEST_F(ProgramRun, ACopiedTleakSaysWhatItMisses) {
+  const std::filesystem::path bin = path("bin");
+  std::filesystem::create_directories(bin);
+  const std::filesystem::path copy = bin / "tleak";
+  std::filesystem::copy_file(TLEAK_BINARY, copy);
+  const std::string report = path("copied.json");
+  const std::vector<std::string> python = {TLEAK_PYTHON, "-c", "import tleak"};
+  const auto run = [&](const std::string& python_path) {
+    std::vector<std::string> args = {"-u", "PYTHONPATH"};
+    if (!python_path.empty()) args.push_back("PYTHONPATH=" + python_path);
+    args.insert(args.end(), {copy.string(), "run", "-o", report, "--"});
+    args.insert(args.end(), python.begin(), python.end());
+    return run_process("/usr/bin/env", args);
+  };
+  auto r = run("");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "tleak: the agent library " + (bin.parent_path() / "lib/tleak/libtleak_preload.so").string() +
+                       " is missing (is tleak installed whole?)\n");
+  EXPECT_FALSE(std::filesystem::exists(report));
+
+  std::filesystem::copy_file(std::filesystem::path(TLEAK_BINARY).parent_path() / "../agent/libtleak_preload.so",
+                             bin / "libtleak_preload.so");
+  const std::string note = "note: tleak's Python module (tleak.py) is neither beside tleak";
+  r = run("");
+  EXPECT_NE(r.err.find("ModuleNotFoundError: No module named 'tleak'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(note), std::string::npos) << r.err;
+  EXPECT_EQ(Json::parse(std::ifstream(report))["run"]["program"]["exit_status"], 1);
+
+  r = run(std::string(TLEAK_SOURCE_DIR) + "/python");
+  EXPECT_EQ(r.err.find("ModuleNotFoundError"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find(note), std::string::npos) << r.err;
+  // A program that is not Python needs no module.
+  r = run_process("/usr/bin/env", {"-u", "PYTHONPATH", copy.string(), "run", "-o", report, "--", "/bin/true"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.find(note), std::string::npos) << r.err;
+}
+
+// One line on stderr, exit 2, no report.
+void expect_refused(const tleak::testing::ProcessResult& r, const std::string& words, const std::string& report) {
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find(words), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(report));
+}
+
+TEST_F(ProgramRun, CommandsThatCannotRunAreRefusedInOneLine) {
+  expect_refused(tleak_run({}, {"no-such-command-tleak"}), "command not found", path("report.json"));
+  expect_refused(tleak_run({}, {"/nonexistent/prog"}), "No such file", path("report.json"));
+  const std::string text = path("not-executable");
+  std::ofstream(text) << "data\n";
+  expect_refused(tleak_run({}, {text}), "not executable", path("report.json"));
+  expect_refused(tleak_run({}, {dir_.string()}), "directory", path("report.json"));
+  expect_refused(tleak_run({}, {program("static_program")}), "statically linked", path("report.json"));
+  // Its malloc is AddressSanitizer's: tleak would see nothing, or (its runtime as a library) the
+  // program would refuse to start behind the agent with a message that blamed neither.
+  const auto sanitized = tleak_run({}, {program("sanitized_program")});
+  expect_refused(sanitized, "built with AddressSanitizer", path("report.json"));
+  EXPECT_EQ(sanitized.out, "") << "the program ran";
+  // Set-user-ID to another user (nobody): the loader would ignore LD_PRELOAD, and the program must
+  // not run for nothing.
+  if (geteuid() == 0) {
+    const std::string setuid = path("setuid_growth");
+    std::filesystem::copy_file(program("growth"), setuid);
+    ASSERT_EQ(chown(setuid.c_str(), 65534, static_cast<gid_t>(-1)), 0);
+    ASSERT_EQ(chmod(setuid.c_str(), 04755), 0);
+    const auto r = tleak_run({}, {setuid, "leaky"});
+    expect_refused(r, "set-user-ID", path("report.json"));
+    EXPECT_EQ(r.out, "") << "the program ran";
+  }
+  expect_refused(run_process(TLEAK_BINARY, {"run", "--"}), "nothing after --", path("report.json"));
+  expect_refused(run_process(TLEAK_BINARY, {"run", "append-loop", "--", "/bin/true"}), "not both", path("report.json"));
+  expect_refused(tleak_run({"--max-live", "-5"}, {"/bin/true"}), "--max-live", path("report.json"));
+  expect_refused(tleak_run({"--max-live", "1e30"}, {"/bin/true"}), "out of range", path("report.json"));
+  expect_refused(tleak_run({"--sample-every", "nan"}, {"/bin/true"}), "--sample-every", path("report.json"));
+  expect_refused(tleak_run({"--snapshot-signal", "KILL"}, {"/bin/true"}), "--snapshot-signal", path("report.json"));
+  // Where the report cannot be written (here /proc, which refuses to create files even for root, as
+  // a read-only mount does), tleak says so before the program runs: it prints nothing.
+  for (const std::vector<std::string>& where : {std::vector<std::string>{"-o", "/proc/tleak-report.json"}, {}}) {
+    std::vector<std::string> args = {"-c", "cd /proc && exec \"$0\" run \"$@\" -- /bin/echo ran", TLEAK_BINARY};
+    args.insert(args.end(), where.begin(), where.end());
+    const auto r = run_process("/bin/sh", args);
+    expect_refused(r, where.empty() ? "cannot write the report in the current directory (/proc)" : "/proc/tleak-report.json",
+                   path("report.json"));
+    EXPECT_EQ(r.out, "") << "the program ran";
+  }
+}
+
+TEST_F(ProgramRun, AProgramThatDiesAtOnceIsReportedAsKilled) {
+  const auto r = tleak_run({}, {"/bin/sh", "-c", "kill -9 $$"});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_EQ(report_["run"]["program"]["exit_signal"], SIGKILL);
+  EXPECT_NE(r.err.find("killed by signal 9"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace tleak::program_tests
