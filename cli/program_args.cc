@@ -49,7 +49,8 @@ double parse_duration(const std::string& option, const std::string& text) {
   if (unit == "ms") seconds = value / 1000;
   else if (unit == "s" || unit.empty()) seconds = value;
   else if (unit == "m" || unit == "min") seconds = value * 60;
-  else throw UsageError(option + ": unknown unit in " + quoted(text) + " (use ms, s or m)");
+  else if (unit == "h") seconds = value * 3600;  // the range's top, said as the range says it
+  else throw UsageError(option + ": unknown unit in " + quoted(text) + " (use ms, s, m or h)");
   using diagnosis::ProgramOptions;
   if (!(seconds >= ProgramOptions::kMinSampleSeconds && seconds <= ProgramOptions::kMaxSampleSeconds)) {
     throw UsageError(option + ": " + quoted(text) + " is out of range (" + ProgramOptions::kSampleRangeWords + ")");

@@ -202,6 +202,17 @@ TEST_F(ProgramRun, TooFewTimeSamplesSayWhatPeriodGivesEnough) {
   EXPECT_EQ(notes.find("--sample-every"), std::string::npos) << notes;
 }
 
+// The sample period's range ends at an hour, and an hour can be said as the range says it.
+TEST_F(ProgramRun, TheLongestSamplePeriodIsAnHour) {
+  for (const std::string period : {"1h", "60m", "3600s"}) {
+    ASSERT_EQ(tleak_run({"--sample-every", period}, {"/bin/true"}).exit_code, 0) << period;
+    EXPECT_DOUBLE_EQ(report_["run"]["program"]["sample_seconds"].get<double>(), 3600.0) << period;
+  }
+  const auto r = tleak_run({"--sample-every", "61m"}, {"/bin/true"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "tleak: --sample-every: '61m' is out of range (1 ms to 1 hour)\n");
+}
+
 // A program that only frees for a while (a teardown) is still sampled, and still answers tleak's
 // requests for a flush: the frees serve them, not only the allocations.
 TEST_F(ProgramRun, AProgramThatOnlyFreesIsStillSampled) {

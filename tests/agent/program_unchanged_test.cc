@@ -450,6 +450,9 @@ TEST_F(ProgramRun, CommandsThatCannotRunAreRefusedInOneLine) {
   expect_refused(tleak_run({"--max-live", "-5"}, {"/bin/true"}), "--max-live", path("report.json"));
   expect_refused(tleak_run({"--max-live", "1e30"}, {"/bin/true"}), "out of range", path("report.json"));
   expect_refused(tleak_run({"--sample-every", "nan"}, {"/bin/true"}), "--sample-every", path("report.json"));
+  expect_refused(tleak_run({"--sample-every", "2h"}, {"/bin/true"}), "out of range (1 ms to 1 hour)", path("report.json"));
+  expect_refused(tleak_run({"--sample-every", "1d"}, {"/bin/true"}), "unknown unit in '1d' (use ms, s, m or h)",
+                 path("report.json"));
   expect_refused(tleak_run({"--snapshot-signal", "KILL"}, {"/bin/true"}), "--snapshot-signal", path("report.json"));
   // Where the report cannot be written (here /proc, which refuses to create files even for root, as
   // a read-only mount does), tleak says so before the program runs: it prints nothing.
