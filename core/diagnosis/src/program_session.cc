@@ -124,11 +124,13 @@ std::string other_processes_note(const agent::ControlPage& control) {
 
 // Sends the live list the agent's exit scan needs, and what tleak read of the other threads, in
 // messages the agent's buffer takes whole. Their stack pointers go only when every one of them was
-// read: the scan reads a stack from its thread's stack pointer up only where no other thread's
-// could be (thread_registers.h).
+// read, each with its stack pointer: the scan reads a stack from its thread's stack pointer up only
+// where no other thread's could be (thread_registers.h), and a thread left out would have its
+// frames below the stack pointer of another in the same mapping cut off.
 void send_live_list(int fd, const std::vector<std::uint64_t>& pairs, OtherThreadsRegisters threads) {
   std::vector<std::uint64_t>& registers = threads.words;
-  const bool every_thread_sent = threads.threads_unread == 0 && registers.size() <= agent::kMaxRegisterWords &&
+  const bool every_thread_sent = threads.threads_unread == 0 && threads.stacks.size() == threads.threads_read &&
+                                 registers.size() <= agent::kMaxRegisterWords &&
                                  threads.stacks.size() <= agent::kMaxThreadStacks;
   if (registers.size() > agent::kMaxRegisterWords) registers.resize(agent::kMaxRegisterWords);
   if (!every_thread_sent) threads.stacks.clear();
