@@ -23,6 +23,7 @@
 #include "control_page.h"
 #include "exit_frame.h"
 #include "fast_unwind.h"
+#include "libunwind_walk.h"
 #include "message_slots.h"
 #include "modules.h"
 #include "other_processes.h"
@@ -605,11 +606,16 @@ void record_free(const void* address) { record_free_at(address, 0); }
 
 void before_unload() {
   fast_unwind_forget_rules();
+  libunwind_before_unload();
   if (!active()) return;
   Inside inside;
   const int saved_errno = errno;
   send_modules_if_changed();
   errno = saved_errno;
+}
+
+void after_unload() {
+  if (recording_this_process()) libunwind_after_unload();
 }
 
 void fence(RecordKind kind, const char* name) {

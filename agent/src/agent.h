@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "fast_unwind.h"
+#include "libunwind_walk.h"
 #include "stack_room.h"
 #include "step_profile.h"
 #include "thread_buffers.h"
@@ -42,16 +43,25 @@ extern __thread std::uint32_t t_recorded __attribute__((tls_model("initial-exec"
                                              int saved_errno, std::uint64_t started);
 }  // namespace recording
 
+// libunwind's walk of the interposed function's stack into `out`, its own return address first:
+// unw_backtrace's, or by steps once the program has unloaded an object (libunwind_walk.h).
+[[gnu::always_inline]] inline int libunwind_capture_stack(StackScratch& scratch, void** out, int count) {
+  if (__builtin_expect(g_walk_by_steps.load(std::memory_order_relaxed), 0)) {
+    return walk_by_steps(scratch.libunwind_state, out, count);
+  }
+  return tleak::detail::capture_stack_here(out, count);
+}
+
 // The interposed function's stack into scratch.raw (its own return address first): the agent's
 // walk, or libunwind's where that one gives up. Always inlined, for libunwind's to start in the
 // interposed function too.
 [[gnu::always_inline]] inline int capture_stack(StackScratch& scratch, int count) {
   int got = tleak_fast_backtrace(scratch.raw, count, &scratch.unwind_memo);
   if (__builtin_expect(g_check_unwind, 0)) {
-    const int theirs = tleak::detail::capture_stack_here(scratch.checked, count);
+    const int theirs = libunwind_capture_stack(scratch, scratch.checked, count);
     check_unwind(scratch.raw, got, scratch.checked, theirs);
   }
-  if (__builtin_expect(got < 0, 0)) got = tleak::detail::capture_stack_here(scratch.raw, count);
+  if (__builtin_expect(got < 0, 0)) got = libunwind_capture_stack(scratch, scratch.raw, count);
   return got;
 }
 
@@ -80,6 +90,8 @@ void record_free_at(const void* address, std::uint64_t ns);
 // Before the program unloads an object (dlclose): the module map goes out first if it changed, so
 // that the frames of an object loaded and unloaded between two fences can still be named.
 void before_unload();
+// After the program's dlclose returned: what libunwind cached of the unloaded object is dropped.
+void after_unload();
 
 // Sends every thread's buffer, then a fence record of `kind` (with `name` for a snapshot).
 void fence(RecordKind kind, const char* name);

@@ -10,8 +10,9 @@
 // not follow (the kernel's signal frame, a CFA given by a DWARF expression, code without unwind
 // info) makes it give up, and the caller asks libunwind for the whole stack instead; elsewhere
 // both give the same addresses (TLEAK_AGENT_CHECK_UNWIND, below, counts where they would not).
-// Rules are forgotten when an object is unloaded; libunwind's cache is not, and another object
-// loaded at the same address got the old one's frames (tests/programs/plugin_swap.c).
+// Rules are forgotten when an object is unloaded (another object loaded at the same address got
+// the old one's frames otherwise, tests/programs/plugin_swap.c); libunwind's walks after an unload
+// go by steps, whose cache can be emptied (libunwind_walk.h).
 #pragma once
 
 #include <cstdint>

@@ -194,7 +194,9 @@ TLEAK_EXPORT int dl_iterate_phdr(agent::PhdrCallback callback, void* data) {
 // An object about to be unloaded: its place in the module map is sent first (agent.h).
 TLEAK_EXPORT int dlclose(void* handle) {
   agent::before_unload();
-  return agent::real_dlclose(handle);
+  const int result = agent::real_dlclose(handle);
+  agent::after_unload();
+  return result;
 }
 
 // A program that closes every descriptor it may have inherited (a daemon, Python's os.closerange)

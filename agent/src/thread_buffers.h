@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "fast_unwind.h"
+#include "libunwind_walk.h"
 #include "python_frames.h"
 #include "site_table.h"
 #include "tleak/agent/protocol.h"
@@ -60,6 +61,8 @@ struct StackScratch {
   std::uint64_t words[kMaxFrames];
   PythonFrame python[kMaxFrames];
   NewPythonFrame fresh[kMaxFrames + 1];  // the kept Python frames and the user's beyond them
+  // libunwind's context and cursor when it walks by steps (libunwind_walk.h).
+  alignas(64) unsigned char libunwind_state[kLibunwindStateBytes];
 };
 
 struct ThreadBuffer {

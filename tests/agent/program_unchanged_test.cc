@@ -240,6 +240,29 @@ TEST_F(ProgramRun, AnUnloadedObjectsFrameRulesAreForgotten) {
   EXPECT_EQ(made[0]["frames"][1]["function"], "main");
 }
 
+// The same plugins called from a signal handler: the kernel's signal frame hands each stack to
+// libunwind, whose cache of how to step from each return address outlived the unload (half the
+// allocations had plugin_make as their only frame) until its walks went by unw_step after one.
+TEST_F(ProgramRun, AnUnloadedObjectsFrameRulesAreForgottenByLibunwindToo) {
+  const std::vector<std::string> command = {program("plugin_swap"), program("libframe_plugin_8.so"),
+                                            program("libframe_plugin_104.so"), "signal"};
+  const auto r = tleak_run({}, command);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_EQ(r.out, "plugins at one address\n") << "the loader moved them: this run shows nothing";
+  std::vector<Json> made;
+  for (const Json& s : report_["sites"]) {
+    if (!s["frames"].empty() && s["frames"][0]["function"] == "plugin_make") made.push_back(s);
+  }
+  ASSERT_EQ(made.size(), 1u) << report_["sites"].dump(1).substr(0, 4000);
+  EXPECT_EQ(made[0]["allocations"], 20);
+  EXPECT_EQ(made[0]["reachable_at_exit_bytes"], 2000);
+  std::vector<std::string> functions;
+  for (const Json& f : made[0]["frames"]) functions.push_back(f.value("function", ""));
+  ASSERT_GE(functions.size(), 3u) << made[0].dump();
+  EXPECT_EQ(functions[1], "on_signal");
+  EXPECT_EQ(functions.back(), "main") << made[0].dump();
+}
+
 // tleak itself under memcheck, running a program (which runs as it is: Valgrind does not follow
 // the child): no error, and every block freed, although `tleak run` leaves its run's memory to the
 // exit outside Valgrind (core/diagnosis/src/left_for_exit.h).
