@@ -154,6 +154,22 @@ struct Symbolizer::Dwarf {
     }
     return nullptr;
   }
+  // Whether the code at `address` is the C library's signal trampoline (__restore_rt, a local
+  // symbol that no dynamic symbol table names): where a handler returns to, so the frame of the
+  // kernel's signal frame, named as gdb names it. Its bytes are what libunwind checks too:
+  // mov $15, %rax (rt_sigreturn); syscall.
+  bool signal_return_at(Dwfl_Module* module, Dwarf_Addr address) {
+    static constexpr unsigned char kRestore[] = {0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05};
+    Dwarf_Addr bias = 0;
+    Elf_Scn* section = dwfl_module_address_section(module, &address, &bias);
+    if (section == nullptr) return false;
+    Elf_Data* data = elf_getdata(section, nullptr);
+    if (data == nullptr || data->d_buf == nullptr || address > data->d_size ||
+        data->d_size - address < sizeof kRestore) {
+      return false;
+    }
+    return std::memcmp(static_cast<const unsigned char*>(data->d_buf) + address, kRestore, sizeof kRestore) == 0;
+  }
   // libdw finds a line's compile unit through .debug_aranges, which clang does not emit (and
   // elfutils 0.188 does not fall back without it): every address of a clang-built module reads
   // "out of range". The module's compile units by address range, read once from their own ranges,
@@ -459,7 +475,13 @@ const Symbolizer::Resolved& Symbolizer::resolve(std::uintptr_t return_address) {
       frame.module = std::string(slash == std::string_view::npos ? full : full.substr(slash + 1));
     }
     frame.module_offset = return_address - base;
-    if (const char* name = dwarf_->function_at(module, pc)) frame.function = demangle(name);
+    if (const char* name = dwarf_->function_at(module, pc)) {
+      frame.function = demangle(name);
+    } else if (dwarf_->signal_return_at(module, return_address)) {
+      // A handler's return: not a call, so the address itself is the trampoline's first byte.
+      frame.function = kSignalFrameName;
+      return cache_.emplace(return_address, std::move(resolved)).first->second;
+    }
     dwarf_->lines_at(module, pc, frame, resolved.inlined);
   }
   return cache_.emplace(return_address, std::move(resolved)).first->second;

@@ -1,6 +1,7 @@
 #include "tleak/symbolizer.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <cstdint>
 #include <string>
@@ -43,6 +44,29 @@ TEST(Symbolizer, UnknownAddressesAreMarkedNotInvented) {
   EXPECT_EQ(frame.function, "??");
   EXPECT_TRUE(frame.module.empty());
   EXPECT_EQ(frame.line, 0);
+}
+
+std::uintptr_t g_handler_return = 0;
+[[gnu::noinline]] void note_handler_return(int) {
+  g_handler_return = reinterpret_cast<std::uintptr_t>(__builtin_return_address(0));
+}
+
+// Where a signal handler returns to is the C library's trampoline, which no dynamic symbol names:
+// the frame of the kernel's signal frame.
+TEST(Symbolizer, NamesTheSignalFrame) {
+  struct sigaction action = {}, old = {};
+  action.sa_handler = note_handler_return;
+  ASSERT_EQ(sigaction(SIGUSR2, &action, &old), 0);
+  raise(SIGUSR2);
+  sigaction(SIGUSR2, &old, nullptr);
+  ASSERT_NE(g_handler_return, 0u);
+  Symbolizer symbolizer;
+  const Frame& frame = symbolizer.symbolize(g_handler_return);
+  EXPECT_EQ(frame.function, kSignalFrameName);
+  EXPECT_EQ(frame.module, "libc.so.6");
+  EXPECT_TRUE(frame.file.empty()) << frame.file;
+  // One byte on is inside the trampoline, no handler's return: not named so.
+  EXPECT_NE(symbolizer.symbolize(g_handler_return + 1).function, kSignalFrameName);
 }
 
 using testing::expect_same_frame;

@@ -22,6 +22,9 @@ const char* frame_kind_name(FrameKind kind);
 // The kind a report's name stands for; false for a name that is none of the three.
 bool frame_kind_of_name(std::string_view name, FrameKind* kind);
 
+// The function of the frame a signal handler returns to (the kernel's signal frame), as gdb names it.
+inline constexpr const char* kSignalFrameName = "<signal handler called>";
+
 struct Frame {
   std::uintptr_t address = 0;
   std::string function;  // demangled; "??" when no symbol covers the address
