@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <string>
@@ -46,27 +48,34 @@ TEST(Symbolizer, UnknownAddressesAreMarkedNotInvented) {
   EXPECT_EQ(frame.line, 0);
 }
 
-std::uintptr_t g_handler_return = 0;
-[[gnu::noinline]] void note_handler_return(int) {
-  g_handler_return = reinterpret_cast<std::uintptr_t>(__builtin_return_address(0));
-}
+void ignore_signal(int) {}
 
-// Where a signal handler returns to is the C library's trampoline, which no dynamic symbol names:
-// the frame of the kernel's signal frame.
+// Where a signal handler returns to: the C library's trampoline, which no dynamic symbol names (the
+// frame of the kernel's signal frame). Read from the kernel's own record of the action the C
+// library installed (a handler's return address would be a sanitizer's wrapper under one).
 TEST(Symbolizer, NamesTheSignalFrame) {
   struct sigaction action = {}, old = {};
-  action.sa_handler = note_handler_return;
+  action.sa_handler = ignore_signal;
   ASSERT_EQ(sigaction(SIGUSR2, &action, &old), 0);
-  raise(SIGUSR2);
+  struct KernelAction {
+    void* handler;
+    unsigned long flags;
+    void* restorer;
+    std::uint64_t mask;
+  } installed = {};
+  const long read = syscall(SYS_rt_sigaction, SIGUSR2, nullptr, &installed, sizeof installed.mask);
   sigaction(SIGUSR2, &old, nullptr);
-  ASSERT_NE(g_handler_return, 0u);
+  ASSERT_EQ(read, 0);
+  constexpr unsigned long kRestorer = 0x04000000;  // SA_RESTORER
+  ASSERT_NE(installed.flags & kRestorer, 0u);
+  const auto trampoline = reinterpret_cast<std::uintptr_t>(installed.restorer);
   Symbolizer symbolizer;
-  const Frame& frame = symbolizer.symbolize(g_handler_return);
+  const Frame& frame = symbolizer.symbolize(trampoline);
   EXPECT_EQ(frame.function, kSignalFrameName);
   EXPECT_EQ(frame.module, "libc.so.6");
   EXPECT_TRUE(frame.file.empty()) << frame.file;
-  // One byte on is inside the trampoline, no handler's return: not named so.
-  EXPECT_NE(symbolizer.symbolize(g_handler_return + 1).function, kSignalFrameName);
+  // One byte on is inside the trampoline, where no handler returns: not named so.
+  EXPECT_NE(symbolizer.symbolize(trampoline + 1).function, kSignalFrameName);
 }
 
 using testing::expect_same_frame;
