@@ -23,6 +23,7 @@
 #include "control_page.h"
 #include "exit_frame.h"
 #include "fast_unwind.h"
+#include "late_blocks.h"
 #include "libunwind_walk.h"
 #include "message_slots.h"
 #include "modules.h"
@@ -176,6 +177,12 @@ void fence_locked(RecordKind kind, const char* name) {
   } else {
     send_record(message, size);
   }
+  // From here on, what other threads allocate is no part of the live list tleak makes at this
+  // fence: noted as late (late_blocks.h) from the first record after their buffers are let go.
+  if (kind == RecordKind::kExit) {
+    late_blocks_begin();
+    g_status.store(kExiting, std::memory_order_release);
+  }
   unlock_all_buffers(count);
   // A flush comes whenever the parent's backlog asks: the time samples keep their own pace.
   if (kind != RecordKind::kFlush) g_next_fence_ns.store(stamp_after(ns, g_sample_ns), std::memory_order_relaxed);
@@ -302,15 +309,24 @@ void exit_handshake(std::uintptr_t stack_from, const std::uint64_t* registers) {
   // that ended last exits on this very stack, read from `stack_from` as any exiting thread's.)
   const std::uintptr_t ended_main_stack =
       main_thread_ended() && !on_main_thread() ? reinterpret_cast<std::uintptr_t>(__libc_stack_end) : 0;
+  // The other threads are held stopped by tleak from before it sent the list until the scan says
+  // it is done (kScanned): what they allocated since the exit fence is as it will be scanned.
+  constexpr std::uint64_t kMaxLateBlocks = std::uint64_t{1} << 16;
+  auto* late = static_cast<LiveBlock*>(map_pages(kMaxLateBlocks * sizeof(LiveBlock), true));
+  const std::uint64_t late_count = late != nullptr ? late_blocks(late, kMaxLateBlocks) : 0;
   const ThreadRoots threads{.stack_from = stack_from,
                             .registers = root_registers,
                             .register_count = root_words,
                             .ended_main_stack = ended_main_stack,
                             .thread_stacks = thread_stacks,
-                            .thread_stack_count = header.thread_stacks};
+                            .thread_stack_count = header.thread_stacks,
+                            .late_blocks = late,
+                            .late_block_count = late_count};
   record->roots_bytes = scan_reachability(blocks, n, bitmap, work, kinds, kind_count, with_pools ? &pools : nullptr, threads,
                                           g_malloc_is_c_library);
   record->blocks = n;
+  const RecordHeader scanned{RecordKind::kScanned, 0, sizeof(RecordHeader)};
+  send_record(&scanned, sizeof scanned);  // tleak lets the other threads go on
   send_buffers_and_stop_tracking();
   // A large bitmap goes out in message-sized pieces (ReachMoreRecord).
   const std::uint64_t bitmap_bytes = bitmap_words * 8;
@@ -575,6 +591,9 @@ void recording::record_captured_alloc(ThreadBuffer* buffer, const void* address,
                slot, buffer->index};
     buffer->allocated_since_send += size;
     if (buffer->allocated_since_send >= ThreadBuffer::kFlushAllocatedBytes) buffer->send();
+    if (__builtin_expect(g_status.load(std::memory_order_relaxed) == kExiting, 0)) {
+      late_block_allocated(reinterpret_cast<std::uint64_t>(address), size);
+    }
     buffer->lock.unlock();
     serve_fences(ns);
     step_profile::lap(step_profile::kWrite, &lap);
@@ -592,6 +611,9 @@ void record_free_at(const void* address, std::uint64_t ns) {
     buffer->lock.lock();
     auto* record = reinterpret_cast<FreeRecord*>(buffer->reserve(sizeof(FreeRecord)));
     *record = {{RecordKind::kFree, 0, sizeof(FreeRecord)}, ns, reinterpret_cast<std::uint64_t>(address)};
+    if (__builtin_expect(g_status.load(std::memory_order_relaxed) == kExiting, 0)) {
+      late_block_freed(reinterpret_cast<std::uint64_t>(address));
+    }
     buffer->lock.unlock();
     // Frees serve fences too: a program that only frees for a while (an interpreter's teardown
     // frees hundreds of thousands of blocks at once) would otherwise leave tleak's requests for a
@@ -708,8 +730,7 @@ __attribute__((constructor)) static void agent_start() {
 // `registers` (kExitRegisters of them) as roots.
 void finish_recording(std::uintptr_t stack_from, const std::uint64_t* registers) {
   g_fence_lock.lock();
-  fence_locked(RecordKind::kExit, nullptr);
-  g_status.store(kExiting, std::memory_order_release);
+  fence_locked(RecordKind::kExit, nullptr);  // and the status kExiting
   g_fence_lock.unlock();
   exit_handshake(stack_from, registers);
   g_status.store(kFinished, std::memory_order_release);  // the handshake may have ended early

@@ -431,7 +431,12 @@ std::uint64_t scan_reachability(const LiveBlock* blocks, std::uint64_t n, std::u
     for (std::uint64_t i = 0; i < n; ++i) granules.add(blocks[i].address, blocks[i].size);
     scan.granules = &granules;
   }
-  const std::uint64_t roots = scan_roots(scan, threads);
+  std::uint64_t roots = scan_roots(scan, threads);
+  for (std::uint64_t b = 0; b < threads.late_block_count; ++b) {
+    const LiveBlock& late = threads.late_blocks[b];
+    scan.region_checked(late.address, late.address + late.size);
+    roots += late.size;
+  }
   for (std::uint64_t r = 0; r < threads.register_count; ++r) {
     if (const std::uint64_t at = scan.find(threads.registers[r]); at != n) scan.mark(at);
   }

@@ -58,6 +58,10 @@ struct ThreadRoots {
   // read from its stack pointer up, less the red zone, where the stack is its own mapping.
   const ThreadStack* thread_stacks = nullptr;
   std::uint64_t thread_stack_count = 0;
+  // Blocks other threads allocated after the live list was made (late_blocks.h): roots, read
+  // through the kernel (a thread tleak could not stop may free one meanwhile).
+  const LiveBlock* late_blocks = nullptr;
+  std::uint64_t late_block_count = 0;
 };
 
 // `blocks` sorted by address. Sets bit i of `reachable` (zeroed by the caller, ceil(n / 64) words)

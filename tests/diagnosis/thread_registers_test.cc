@@ -24,6 +24,7 @@ namespace {
 
 using tleak::diagnosis::OtherThreadsRegisters;
 using tleak::diagnosis::read_other_threads_registers;
+using tleak::diagnosis::StoppedThreads;
 
 constexpr std::uint64_t kHeldValue = 0x5eedc0de12345678;
 
@@ -192,6 +193,38 @@ TEST_F(ThreadRegisters, EachOtherThreadIsReadAndLetGo) {
   expect_running();
   const int status = end(pid);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;  // 3: the held read ended
+}
+
+// Held for a scan: the threads read stay stopped (the spinning thread spins no more) until
+// released, and then go on as they were, none left traced.
+TEST_F(ThreadRegisters, ThreadsStayStoppedUntilReleased) {
+  const pid_t pid = start();
+  StoppedThreads stopped(pid, pid, 500, 10'000);
+  EXPECT_EQ(stopped.registers().threads_read, 2u);
+  EXPECT_EQ(stopped.registers().threads_unread, 0u) << stopped.registers().why_unread;
+  const std::uint64_t held_at = shared_->spins.load();
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(shared_->spins.load(), held_at);
+  EXPECT_TRUE(any_thread_traced(pid));
+  stopped.release();
+  EXPECT_FALSE(any_thread_traced(pid));
+  expect_running();
+  const int status = end(pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+}
+
+// Never released (what the scan waits for was held by a stopped thread), the threads go on when
+// the hold's time is up.
+TEST_F(ThreadRegisters, HeldThreadsGoOnWhenTheHoldsTimeIsUp) {
+  const pid_t pid = start();
+  StoppedThreads stopped(pid, pid, 500, 100);
+  EXPECT_EQ(stopped.registers().threads_read, 2u);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_FALSE(any_thread_traced(pid));
+  expect_running();
+  stopped.release();
+  const int status = end(pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
 }
 
 // A thread that does not stop in time (waiting for its vfork child, which no stop interrupts) is

@@ -48,7 +48,7 @@ void AgentSource::reset() {
   limits.one_thread = true;
   recorder_ = std::make_unique<Recorder>(std::vector<AllocatorInfo>{{"malloc", MemorySpace::kHost}}, limits);
   exiting_thread_ = 0;
-  hello_seen_ = user_marks_ = exit_requested_ = reach_started_ = reach_complete_ = stacks_overflowed_ = false;
+  hello_seen_ = user_marks_ = exit_requested_ = scan_done_ = reach_started_ = reach_complete_ = stacks_overflowed_ = false;
   judgements_.reset();
   sites_lately_ = true;
   iteration_ = clock_ = fences_ = 0;
@@ -267,6 +267,11 @@ void AgentSource::record(const unsigned char* at, std::uint32_t size) {
     case RecordKind::kExit:
     case RecordKind::kFlush:
       fence(static_cast<std::uint16_t>(kind), at, size);
+      return;
+    case RecordKind::kScanned:
+      if (!list_sent_) throw StreamError("exit scan done before tleak sent its live list");
+      if (reach_started_) throw StreamError("exit scan done after its answer");
+      scan_done_ = true;
       return;
     case RecordKind::kReachMore:
       throw StreamError("reachability piece without an answer before it");

@@ -441,6 +441,8 @@ Report run_program(const ProgramOptions& o) {
     }
   };
 
+  // The program's other threads, held stopped while its exit scan reads the heap.
+  std::unique_ptr<StoppedThreads> stopped_threads;
   std::vector<unsigned char> message(agent::kMaxMessageBytes * 8);
   // Set once the stream has ended (every copy of the program's end closed): nothing more to poll.
   bool stream_ended = false;
@@ -464,10 +466,10 @@ Report run_program(const ProgramOptions& o) {
       }
       if (source.exit_requested() && !answered_exit) {
         answered_exit = true;
-        OtherThreadsRegisters registers;
         end_profile::time_aside("other threads' registers read", [&] {
-          registers = read_other_threads_registers(child.pid, static_cast<pid_t>(source.exiting_thread()));
+          stopped_threads = std::make_unique<StoppedThreads>(child.pid, static_cast<pid_t>(source.exiting_thread()));
         });
+        OtherThreadsRegisters registers = std::move(stopped_threads->registers());
         unread_threads = registers.threads_unread;
         why_unread = registers.why_unread;
         send_live_list(ours.get(), source.live_list(), std::move(registers));
@@ -485,6 +487,10 @@ Report run_program(const ProgramOptions& o) {
             }
           });
         });
+      }
+      // The scan has read the heap (or the program's end came first): its other threads go on.
+      if (stopped_threads != nullptr && (source.scan_done() || source.reach_continues() || source.reach_complete())) {
+        stopped_threads.reset();
       }
       // The budget guard wants an exact figure as soon as the unordered records may pass it; a
       // long backlog of them is ordered sooner rather than at the next sample.
@@ -531,12 +537,18 @@ Report run_program(const ProgramOptions& o) {
           }
         }
       }
+      // A program gone before its scan said it was done (killed, or its agent lost its channel)
+      // has no threads to hold.
+      if (stream_ended) stopped_threads.reset();
       int status = 0;
-      if (waitpid(child.pid, &status, WNOHANG) == child.pid) {
+      // A stop of the program's first thread while tleak traces it (held for the exit scan, when
+      // another thread exits) is reported here too: not an end.
+      if (waitpid(child.pid, &status, WNOHANG) == child.pid && (WIFEXITED(status) || WIFSIGNALED(status))) {
         child.exited = true;
         child.status = status;
       }
     }
+    stopped_threads.reset();
   };
   serve(true);
   // The recording, and the report on it with what the program's exit status does not decide.

@@ -13,6 +13,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
 #include <system_error>
@@ -192,7 +193,14 @@ std::vector<pid_t> threads_of(pid_t pid) {
 // Every step with the traced threads, on one thread of tleak's that ends when they are read: the
 // kernel lets go of whatever a tracer that ends still traces (a thread that never stopped in time
 // included), so none is left stopped or traced whatever happens here.
-void read_on_this_thread(pid_t pid, pid_t exiting_thread, int budget_ms, OtherThreadsRegisters& out) {
+struct HeldThread {
+  pid_t tid;
+  int resend;  // the signal its stop held back, passed on as it goes
+};
+
+// With `held` not null, a thread read is left stopped and noted there, for the caller to let go.
+void read_on_this_thread(pid_t pid, pid_t exiting_thread, int budget_ms, OtherThreadsRegisters& out,
+                         std::vector<HeldThread>* held) {
   const auto unread = [&out](const std::string& why) {
     ++out.threads_unread;
     if (out.why_unread.empty()) out.why_unread = why;
@@ -247,7 +255,11 @@ void read_on_this_thread(pid_t pid, pid_t exiting_thread, int budget_ms, OtherTh
           unread(std::string("ptrace: ") + std::strerror(errno));
         }
         const int resend = event_stop ? 0 : stopped_by.si_signo;
-        ptrace(PTRACE_DETACH, tid, nullptr, reinterpret_cast<void*>(static_cast<std::intptr_t>(resend)));
+        if (held != nullptr) {
+          held->push_back({tid, resend});
+        } else {
+          ptrace(PTRACE_DETACH, tid, nullptr, reinterpret_cast<void*>(static_cast<std::intptr_t>(resend)));
+        }
       }
       // Read, ended, or gone.
       seized[i] = seized.back();
@@ -264,17 +276,48 @@ void read_on_this_thread(pid_t pid, pid_t exiting_thread, int budget_ms, OtherTh
 
 }  // namespace
 
-OtherThreadsRegisters read_other_threads_registers(pid_t pid, pid_t exiting_thread, int budget_ms) {
-  OtherThreadsRegisters out;
+StoppedThreads::StoppedThreads(pid_t pid, pid_t exiting_thread, int budget_ms, int hold_ms) {
   try {
-    std::thread reader([&] { read_on_this_thread(pid, exiting_thread, budget_ms, out); });
-    reader.join();
+    holder_ = std::thread([this, pid, exiting_thread, budget_ms, hold_ms] {
+      std::vector<HeldThread> held;
+      read_on_this_thread(pid, exiting_thread, budget_ms, registers_, hold_ms > 0 ? &held : nullptr);
+      {
+        std::unique_lock lock(mutex_);
+        read_ = true;
+        changed_.notify_all();
+        changed_.wait_for(lock, std::chrono::milliseconds(hold_ms), [this] { return released_; });
+      }
+      for (const HeldThread& h : held) {
+        ptrace(PTRACE_DETACH, h.tid, nullptr, reinterpret_cast<void*>(static_cast<std::intptr_t>(h.resend)));
+      }
+      // Ending, this thread lets go of any thread it still traces (one gone meanwhile included).
+    });
   } catch (const std::system_error& e) {  // no thread to be had (a limit on tleak's threads)
-    out.threads_unread = static_cast<std::uint32_t>(threads_of(pid).size());
-    if (out.threads_unread > 0 && exiting_thread > 0) --out.threads_unread;
-    out.why_unread = std::string("no thread to read them on: ") + e.what();
+    registers_.threads_unread = static_cast<std::uint32_t>(threads_of(pid).size());
+    if (registers_.threads_unread > 0 && exiting_thread > 0) --registers_.threads_unread;
+    registers_.why_unread = std::string("no thread to read them on: ") + e.what();
+    return;
   }
-  return out;
+  std::unique_lock lock(mutex_);
+  changed_.wait(lock, [this] { return read_; });
+}
+
+StoppedThreads::~StoppedThreads() { release(); }
+
+void StoppedThreads::release() {
+  if (!holder_.joinable()) return;
+  {
+    std::lock_guard lock(mutex_);
+    released_ = true;
+  }
+  changed_.notify_all();
+  holder_.join();
+}
+
+OtherThreadsRegisters read_other_threads_registers(pid_t pid, pid_t exiting_thread, int budget_ms) {
+  StoppedThreads stopped(pid, exiting_thread, budget_ms, 0);
+  stopped.release();
+  return std::move(stopped.registers());
 }
 
 }  // namespace tleak::diagnosis

@@ -17,8 +17,11 @@
 
 #include <sys/types.h>
 
+#include <condition_variable>
 #include <cstdint>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tleak/agent/protocol.h"
@@ -36,10 +39,38 @@ struct OtherThreadsRegisters {
   std::string why_unread;
 };
 
-// The registers of every thread of process `pid` but `exiting_thread` (which reads its own).
-// Waits at most `budget_ms` for the threads to stop; a thread that has not stopped by then (in
-// an uninterruptible wait) is let go unread. Never reaps the process, nor leaves a thread traced
-// or stopped.
+// The registers of every thread of process `pid` but `exiting_thread` (which reads its own), read
+// as the object is made; the threads read stay stopped until release() (or the object's end, or
+// `hold_ms` at most: a lock the exiting thread waits for may be held by one of them, such as the
+// agent's own while that thread maps its first buffer; the PyTorch loop's scan takes about 40 ms,
+// and one of a heap some hundred times larger still fits in the default), for an exit
+// scan that reads the heap as they left it. Holding them is what LeakSanitizer does (its "stop the
+// world"): a thread that went on moving a pointer between a global and a block it had just
+// allocated made a reachable block read as lost (tests/programs/pointer_moving_at_exit.c).
+// Waits at most `budget_ms` for the threads to stop; a thread that has not stopped by then (in an
+// uninterruptible wait) is let go unread. The threads are traced from a thread of tleak's that
+// ends when they are let go: whatever happens, none is left stopped or traced. Never reaps the
+// process.
+class StoppedThreads {
+ public:
+  StoppedThreads(pid_t pid, pid_t exiting_thread, int budget_ms = 500, int hold_ms = 5000);
+  ~StoppedThreads();
+  StoppedThreads(const StoppedThreads&) = delete;
+  StoppedThreads& operator=(const StoppedThreads&) = delete;
+
+  OtherThreadsRegisters& registers() { return registers_; }
+  // Lets the threads go on (once; later calls do nothing).
+  void release();
+
+ private:
+  OtherThreadsRegisters registers_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  bool read_ = false, released_ = false;
+  std::thread holder_;
+};
+
+// The same, each thread let go as soon as it is read.
 OtherThreadsRegisters read_other_threads_registers(pid_t pid, pid_t exiting_thread, int budget_ms = 500);
 
 }  // namespace tleak::diagnosis

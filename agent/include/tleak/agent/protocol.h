@@ -26,7 +26,7 @@ inline constexpr std::uint32_t kProtocolMagic = 0x6b61656c;  // "leak"
 // hello names a Python program's main code without a file (PythonMainCode); 9: and its script or
 // -m module (python_target_bytes); 10: the exit fence names its thread, and the live list carries
 // the other threads' registers and stack pointers (LiveListHeader)
-inline constexpr std::uint32_t kProtocolVersion = 10;
+inline constexpr std::uint32_t kProtocolVersion = 11;
 inline constexpr std::uint32_t kMaxMessageBytes = 64 * 1024;
 inline constexpr std::uint32_t kMaxFrames = 64;
 // An allocation made with less of its thread's stack left than this below malloc's frame is sent
@@ -74,6 +74,7 @@ enum class RecordKind : std::uint16_t {
   kFlush = 12,    // FenceRecord: the parent's request (ControlPage::fence_requests); orders, samples nothing
   kSlot = 13,     // SlotRecord, alone in its message: the message is in a slot of the MessageSlots
   kReachMore = 14,  // ReachMoreRecord, alone in its message: more of the kReach answer's bitmap
+  kScanned = 15,  // RecordHeader alone: the exit scan has read the heap; tleak lets the other threads go
 };
 
 struct RecordHeader {

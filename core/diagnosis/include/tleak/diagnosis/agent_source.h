@@ -87,6 +87,9 @@ class AgentSource {
   std::uint32_t exiting_thread() const { return exiting_thread_; }
   // The live blocks as (address, size) pairs sorted by address: what the agent scans.
   const std::vector<std::uint64_t>& live_list() const;
+  // The agent's exit scan has read the heap (its answer follows): the other threads, held stopped
+  // meanwhile, may go on.
+  bool scan_done() const { return scan_done_; }
   // The agent's reachability answer arrived, for the list live_list() gave.
   bool reach_complete() const { return reach_complete_; }
   // Part of the answer arrived: more of its bitmap is to come (ReachMoreRecord messages, among
@@ -239,7 +242,7 @@ class AgentSource {
   mutable bool list_sent_ = false;
   std::vector<unsigned char> reach_bytes_;
   std::uint64_t reach_expected_ = 0;
-  bool reach_started_ = false, reach_complete_ = false;
+  bool scan_done_ = false, reach_started_ = false, reach_complete_ = false;
   std::uint64_t reach_root_bytes_ = 0;
   std::unique_ptr<SiteJudgements> judgements_;
   Applied judged_at_;  // the recording they are of
