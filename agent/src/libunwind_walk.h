@@ -6,7 +6,10 @@
 // one's rules: a plugin function called from a signal handler, whose kernel signal frame hands the
 // stack to libunwind, had every other allocation given no caller (tests/programs/plugin_swap.c
 // "signal"). So once the program has unloaded an object, libunwind's walk goes by unw_step instead:
-// its cache of rules is dropped by unw_flush_cache, called after each unload.
+// its cache of rules is dropped by unw_flush_cache, called after each unload. Not unw_backtrace
+// first with a check of its addresses against the unloaded objects': its walk reads the stack
+// without validation where a cached rule says, and a stale rule can make that read fault.
+// (A stack the agent's own walk follows, nearly every one, never gets here.)
 #pragma once
 
 #include <atomic>
