@@ -488,7 +488,7 @@ Report run_program(const ProgramOptions& o) {
           });
         });
       }
-      // The scan has read the heap (or the program's end came first): its other threads go on.
+      // The scan has read the heap: the program's other threads go on.
       if (stopped_threads != nullptr && (source.scan_done() || source.reach_continues() || source.reach_complete())) {
         stopped_threads.reset();
       }

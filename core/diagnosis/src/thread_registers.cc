@@ -190,15 +190,15 @@ std::vector<pid_t> threads_of(pid_t pid) {
   return tids;
 }
 
-// Every step with the traced threads, on one thread of tleak's that ends when they are read: the
-// kernel lets go of whatever a tracer that ends still traces (a thread that never stopped in time
-// included), so none is left stopped or traced whatever happens here.
 struct HeldThread {
   pid_t tid;
   int resend;  // the signal its stop held back, passed on as it goes
 };
 
-// With `held` not null, a thread read is left stopped and noted there, for the caller to let go.
+// Every step with the traced threads, on one thread of tleak's that ends when they are let go: the
+// kernel lets go of whatever a tracer that ends still traces (a thread that never stopped in time
+// included), so none is left stopped or traced whatever happens here. With `held` not null, a
+// thread read is left stopped and noted there, for this same thread to let go later.
 void read_on_this_thread(pid_t pid, pid_t exiting_thread, int budget_ms, OtherThreadsRegisters& out,
                          std::vector<HeldThread>* held) {
   const auto unread = [&out](const std::string& why) {
