@@ -13,8 +13,8 @@ struct Entry {
   std::atomic<std::uint64_t> size;
 };
 
-// 65,536 entries (1 MiB, committed as touched): a thread that allocates without end during a long
-// scan fills it with freed entries first, which are taken again only for their own address.
+// 65,536 entries (1 MiB, committed as touched). A freed entry is taken again by the next block whose
+// probe meets it; a block that finds no entry within kMaxProbes is not noted (and not scanned).
 constexpr int kEntryBits = 16;
 constexpr std::uint64_t kEntries = std::uint64_t{1} << kEntryBits;
 constexpr int kMaxProbes = 64;
@@ -22,7 +22,6 @@ constexpr std::uint64_t kFreed = 1;  // a size no block has: the set keeps 0 for
 
 std::atomic<Entry*> g_entries{nullptr};
 detail::SpinLock g_lock;
-std::atomic<bool> g_overflowed{false};
 
 std::uint64_t first_slot(std::uint64_t address) {
   return (address * 0x9E3779B97F4A7C15ull) >> (64 - kEntryBits);
@@ -43,17 +42,14 @@ void late_block_allocated(std::uint64_t address, std::uint64_t size) {
   if (size <= kFreed) size = kFreed + 1;  // a 0- or 1-byte block is still a block
   g_lock.lock();
   std::uint64_t i = first_slot(address);
-  bool placed = false;
   for (int probe = 0; probe < kMaxProbes; ++probe, i = (i + 1) & (kEntries - 1)) {
     const std::uint64_t at = entries[i].address.load(std::memory_order_relaxed);
-    if (at != 0 && at != address) continue;
+    if (at != 0 && at != address && entries[i].size.load(std::memory_order_relaxed) != kFreed) continue;
     entries[i].size.store(size, std::memory_order_release);
     entries[i].address.store(address, std::memory_order_release);
-    placed = true;
     break;
   }
   g_lock.unlock();
-  if (!placed) g_overflowed.store(true, std::memory_order_relaxed);
 }
 
 void late_block_freed(std::uint64_t address) {
@@ -85,7 +81,5 @@ std::uint64_t late_blocks(LiveBlock* out, std::uint64_t max) {
   }
   return n;
 }
-
-bool late_blocks_overflowed() { return g_overflowed.load(std::memory_order_relaxed); }
 
 }  // namespace tleak::agent

@@ -7,7 +7,7 @@
 //
 // A set by address, open addressing, written under a lock by the threads still running and read
 // without one by the scan, when they are stopped: an entry's size is written before its address,
-// and a freed one is marked so, never emptied.
+// and a freed one is marked so (never emptied, so that a probe goes on past it), and taken again.
 #pragma once
 
 #include <cstdint>
@@ -26,8 +26,5 @@ void late_block_freed(std::uint64_t address);
 
 // The late blocks still allocated, up to `max` of them into `out`; returns how many.
 std::uint64_t late_blocks(LiveBlock* out, std::uint64_t max);
-
-// Whether some late block found no room in the set (it is then read by no scan).
-bool late_blocks_overflowed();
 
 }  // namespace tleak::agent
