@@ -3,6 +3,9 @@
 #include "tleak/diagnosis/agent_source.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 
@@ -11,6 +14,7 @@
 
 #include "agent_messages.h"
 #include "tleak/agent/protocol.h"
+#include "tleak/symbolizer.h"
 
 namespace tleak::diagnosis {
 namespace {
@@ -24,6 +28,46 @@ using tleak::testing::mark;
 using tleak::testing::Message;
 using tleak::testing::site;
 using tleak::testing::site_against;
+
+[[gnu::noinline]] int stopped_at_first_instruction(int x) {
+  __asm__ volatile("" ::: "memory");
+  return x + 1;
+}
+
+// The frame after the kernel's signal frame is where a signal stopped the thread, not a return
+// address: a thread stopped at a function's first instruction is in that function, which the byte
+// before it (where a return address's call is) is not.
+TEST(AgentSource, TheFrameASignalStoppedIsLookedUpWhereItStopped) {
+  struct sigaction action = {}, old = {};
+  action.sa_handler = SIG_IGN;
+  ASSERT_EQ(sigaction(SIGUSR2, &action, &old), 0);
+  struct KernelAction {
+    void* handler;
+    unsigned long flags;
+    void* restorer;
+    std::uint64_t mask;
+  } installed = {};
+  ASSERT_EQ(syscall(SYS_rt_sigaction, SIGUSR2, nullptr, &installed, sizeof installed.mask), 0);
+  sigaction(SIGUSR2, &old, nullptr);
+  const auto trampoline = reinterpret_cast<std::uintptr_t>(installed.restorer);
+  const auto stopped_at = reinterpret_cast<std::uintptr_t>(&stopped_at_first_instruction);
+  AgentSource source;
+  Symbolizer symbolizer;
+  std::vector<Frame> stack;
+  source.resolve(trampoline, symbolizer, stack);
+  ASSERT_EQ(stack.size(), 1u);
+  ASSERT_EQ(stack[0].function, kSignalFrameName);
+  source.resolve(stopped_at, symbolizer, stack);
+  ASSERT_EQ(stack.size(), 2u);
+  EXPECT_NE(stack[1].function.find("stopped_at_first_instruction"), std::string::npos) << stack[1].function;
+  EXPECT_EQ(stack[1].address, stopped_at);
+  // Elsewhere the same address is a return address: the byte before it is another function's.
+  std::vector<Frame> elsewhere;
+  source.resolve(stopped_at, symbolizer, elsewhere);
+  ASSERT_EQ(elsewhere.size(), 1u);
+  EXPECT_EQ(elsewhere[0].function.find("stopped_at_first_instruction"), std::string::npos) << elsewhere[0].function;
+  EXPECT_EQ(stopped_at_first_instruction(1), 2);
+}
 
 TEST(AgentSource, RecordsOfTwoThreadsArePutBackInTimeOrder) {
   AgentSource source;
