@@ -207,6 +207,7 @@ TEST_F(ThreadRegisters, ThreadsStayStoppedUntilReleased) {
   EXPECT_EQ(shared_->spins.load(), held_at);
   EXPECT_TRUE(any_thread_traced(pid));
   stopped.release();
+  EXPECT_FALSE(stopped.hold_ran_out());
   EXPECT_FALSE(any_thread_traced(pid));
   expect_running();
   const int status = end(pid);
@@ -223,6 +224,7 @@ TEST_F(ThreadRegisters, HeldThreadsGoOnWhenTheHoldsTimeIsUp) {
   EXPECT_FALSE(any_thread_traced(pid));
   expect_running();
   stopped.release();
+  EXPECT_TRUE(stopped.hold_ran_out());
   const int status = end(pid);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
 }

@@ -443,6 +443,13 @@ Report run_program(const ProgramOptions& o) {
 
   // The program's other threads, held stopped while its exit scan reads the heap.
   std::unique_ptr<StoppedThreads> stopped_threads;
+  bool hold_ran_out = false;  // they ran on before the scan was done
+  const auto let_threads_go = [&] {
+    if (stopped_threads == nullptr) return;
+    stopped_threads->release();
+    hold_ran_out = stopped_threads->hold_ran_out();
+    stopped_threads.reset();
+  };
   std::vector<unsigned char> message(agent::kMaxMessageBytes * 8);
   // Set once the stream has ended (every copy of the program's end closed): nothing more to poll.
   bool stream_ended = false;
@@ -467,7 +474,8 @@ Report run_program(const ProgramOptions& o) {
       if (source.exit_requested() && !answered_exit) {
         answered_exit = true;
         end_profile::time_aside("other threads' registers read", [&] {
-          stopped_threads = std::make_unique<StoppedThreads>(child.pid, static_cast<pid_t>(source.exiting_thread()));
+          stopped_threads = std::make_unique<StoppedThreads>(child.pid, static_cast<pid_t>(source.exiting_thread()),
+                                                             kRegistersBudgetMs, kExitScanHoldMs);
         });
         OtherThreadsRegisters registers = std::move(stopped_threads->registers());
         unread_threads = registers.threads_unread;
@@ -489,9 +497,7 @@ Report run_program(const ProgramOptions& o) {
         });
       }
       // The scan has read the heap: the program's other threads go on.
-      if (stopped_threads != nullptr && (source.scan_done() || source.reach_continues() || source.reach_complete())) {
-        stopped_threads.reset();
-      }
+      if (source.scan_done() || source.reach_continues() || source.reach_complete()) let_threads_go();
       // The budget guard wants an exact figure as soon as the unordered records may pass it; a
       // long backlog of them is ordered sooner rather than at the next sample.
       const bool may_pass_budget =
@@ -539,7 +545,7 @@ Report run_program(const ProgramOptions& o) {
       }
       // A program gone before its scan said it was done (killed, or its agent lost its channel)
       // has no threads to hold.
-      if (stream_ended) stopped_threads.reset();
+      if (stream_ended) let_threads_go();
       int status = 0;
       // A stop of the program's first thread while tleak traces it (held for the exit scan, when
       // another thread exits) is reported here too: not an end.
@@ -548,7 +554,7 @@ Report run_program(const ProgramOptions& o) {
         child.status = status;
       }
     }
-    stopped_threads.reset();
+    let_threads_go();
   };
   serve(true);
   // The recording, and the report on it with what the program's exit status does not decide.
@@ -649,6 +655,12 @@ Report run_program(const ProgramOptions& o) {
                                    "blocks were") +
                            " allocated by a thread still running as the program exited, after its exit scan's "
                            "list was made: reported as unjudged, not as leaks");
+  }
+  if (report.run.program->exit_scan && hold_ran_out && report.totals.leaked_bytes > 0) {
+    report.notes.push_back("the program's other threads, held stopped for its exit scan, ran on after " +
+                           std::to_string(kExitScanHoldMs / 1000) +
+                           " s, before the scan was done: a pointer they moved meanwhile was not seen, and "
+                           "a block only it pointed to counts as leaked");
   }
   if (report.run.program->exit_scan && unread_threads > 0 && report.totals.leaked_bytes > 0) {
     report.notes.push_back("the registers of " + counted(unread_threads, "other thread", "other threads") +

@@ -286,6 +286,7 @@ StoppedThreads::StoppedThreads(pid_t pid, pid_t exiting_thread, int budget_ms, i
         read_ = true;
         changed_.notify_all();
         changed_.wait_for(lock, std::chrono::milliseconds(hold_ms), [this] { return released_; });
+        hold_ran_out_ = !held.empty() && !released_;
       }
       for (const HeldThread& h : held) {
         ptrace(PTRACE_DETACH, h.tid, nullptr, reinterpret_cast<void*>(static_cast<std::intptr_t>(h.resend)));
@@ -303,6 +304,11 @@ StoppedThreads::StoppedThreads(pid_t pid, pid_t exiting_thread, int budget_ms, i
 }
 
 StoppedThreads::~StoppedThreads() { release(); }
+
+bool StoppedThreads::hold_ran_out() {
+  std::lock_guard lock(mutex_);
+  return hold_ran_out_;
+}
 
 void StoppedThreads::release() {
   if (!holder_.joinable()) return;

@@ -51,9 +51,12 @@ struct OtherThreadsRegisters {
 // uninterruptible wait) is let go unread. The threads are traced from a thread of tleak's that
 // ends when they are let go: whatever happens, none is left stopped or traced. Never reaps the
 // process.
+inline constexpr int kRegistersBudgetMs = 500;
+inline constexpr int kExitScanHoldMs = 5000;
+
 class StoppedThreads {
  public:
-  StoppedThreads(pid_t pid, pid_t exiting_thread, int budget_ms = 500, int hold_ms = 5000);
+  StoppedThreads(pid_t pid, pid_t exiting_thread, int budget_ms = kRegistersBudgetMs, int hold_ms = kExitScanHoldMs);
   ~StoppedThreads();
   StoppedThreads(const StoppedThreads&) = delete;
   StoppedThreads& operator=(const StoppedThreads&) = delete;
@@ -61,16 +64,18 @@ class StoppedThreads {
   OtherThreadsRegisters& registers() { return registers_; }
   // Lets the threads go on (once; later calls do nothing).
   void release();
+  // Whether threads were held and `hold_ms` ran out before release(): they ran on meanwhile.
+  bool hold_ran_out();
 
  private:
   OtherThreadsRegisters registers_;
   std::mutex mutex_;
   std::condition_variable changed_;
-  bool read_ = false, released_ = false;
+  bool read_ = false, released_ = false, hold_ran_out_ = false;
   std::thread holder_;
 };
 
 // The same, each thread let go as soon as it is read.
-OtherThreadsRegisters read_other_threads_registers(pid_t pid, pid_t exiting_thread, int budget_ms = 500);
+OtherThreadsRegisters read_other_threads_registers(pid_t pid, pid_t exiting_thread, int budget_ms = kRegistersBudgetMs);
 
 }  // namespace tleak::diagnosis
