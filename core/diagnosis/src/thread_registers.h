@@ -6,8 +6,8 @@
 //
 // The agent cannot read another thread's registers without a signal, whose handler would
 // interrupt the thread's system call for the program to see. tleak, the program's parent, may
-// trace it instead: each thread is stopped for the moment its registers are read
-// (PTRACE_SEIZE, PTRACE_INTERRUPT) and let go at once. The kernel restarts the thread's system
+// trace it instead: each thread is stopped (PTRACE_SEIZE, PTRACE_INTERRUPT), its registers read,
+// and let go at once or once the exit scan is done (StoppedThreads). The kernel restarts the thread's system
 // call after such a stop, unseen, except a few that Linux ends with EINTR after any stop
 // (epoll_wait, semop, sigtimedwait, socket calls with a timeout, ...): tleak sets those to run
 // again itself, as the kernel does the others, unless a signal of the program's is pending (then
