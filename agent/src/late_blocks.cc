@@ -13,8 +13,9 @@ struct Entry {
   std::atomic<std::uint64_t> size;
 };
 
-// 65,536 entries (1 MiB, committed as touched). A freed entry is taken again by the next block whose
-// probe meets it; a block that finds no entry within kMaxProbes is not noted (and not scanned).
+// 65,536 entries (1 MiB, committed as touched). A freed entry is taken again by the next block
+// whose probe meets it; a block that finds no entry within kMaxProbes is not noted (and not
+// scanned).
 constexpr int kEntryBits = 16;
 constexpr std::uint64_t kEntries = std::uint64_t{1} << kEntryBits;
 constexpr int kMaxProbes = 64;
@@ -44,7 +45,9 @@ void late_block_allocated(std::uint64_t address, std::uint64_t size) {
   std::uint64_t i = first_slot(address);
   for (int probe = 0; probe < kMaxProbes; ++probe, i = (i + 1) & (kEntries - 1)) {
     const std::uint64_t at = entries[i].address.load(std::memory_order_relaxed);
-    if (at != 0 && at != address && entries[i].size.load(std::memory_order_relaxed) != kFreed) continue;
+    const bool free_entry =
+        at == 0 || at == address || entries[i].size.load(std::memory_order_relaxed) == kFreed;
+    if (!free_entry) continue;
     entries[i].size.store(size, std::memory_order_release);
     entries[i].address.store(address, std::memory_order_release);
     break;

@@ -15,7 +15,8 @@ struct State {
   unw_context_t context;
   unw_cursor_t cursor;
 };
-static_assert(sizeof(State) <= kLibunwindStateBytes, "libunwind's context and cursor need more room");
+static_assert(sizeof(State) <= kLibunwindStateBytes,
+              "libunwind's context and cursor need more room");
 
 }  // namespace
 

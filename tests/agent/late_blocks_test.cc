@@ -12,7 +12,8 @@ namespace {
 std::vector<LiveBlock> listed() {
   std::vector<LiveBlock> out(1 << 16);
   out.resize(late_blocks(out.data(), out.size()));
-  std::sort(out.begin(), out.end(), [](const LiveBlock& a, const LiveBlock& b) { return a.address < b.address; });
+  std::sort(out.begin(), out.end(),
+            [](const LiveBlock& a, const LiveBlock& b) { return a.address < b.address; });
   return out;
 }
 

@@ -28,17 +28,19 @@ static void* move_forever(void* unused) {
     carrier = next;
     /* The kept block's address now lies in the new carrier alone: none of the registers the move
      * went through keeps it (x86-64; those the compiler may use for it unoptimized). */
-    __asm__ volatile("xor %%eax, %%eax\n\txor %%ecx, %%ecx\n\txor %%edx, %%edx\n\txor %%esi, %%esi\n\t"
-                     "xor %%edi, %%edi\n\txor %%r8d, %%r8d\n\txor %%r9d, %%r9d\n\txor %%r10d, %%r10d\n\t"
-                     "xor %%r11d, %%r11d"
-                     ::: "rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11", "memory");
+    __asm__ volatile(
+        "xor %%eax, %%eax\n\txor %%ecx, %%ecx\n\txor %%edx, %%edx\n\txor %%esi, %%esi\n\t"
+        "xor %%edi, %%edi\n\txor %%r8d, %%r8d\n\txor %%r9d, %%r9d\n\txor %%r10d, %%r10d\n\t"
+        "xor %%r11d, %%r11d" ::
+            : "rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11", "memory");
     for (volatile int k = 0; k < 100; ++k) {
     }
   }
   return NULL;
 }
 
-/* A function of its own, so that no pointer to the lost block survives in main's frame or registers. */
+/* A function of its own, so that no pointer to the lost block survives in main's frame or
+ * registers. */
 __attribute__((noinline)) static void lose(void) {
   char* volatile p = malloc(1000); /* LOST */
   memset(p, 1, 1000);

@@ -7,11 +7,11 @@
 // The agent cannot read another thread's registers without a signal, whose handler would
 // interrupt the thread's system call for the program to see. tleak, the program's parent, may
 // trace it instead: each thread is stopped (PTRACE_SEIZE, PTRACE_INTERRUPT), its registers read,
-// and let go at once or once the exit scan is done (StoppedThreads). The kernel restarts the thread's system
-// call after such a stop, unseen, except a few that Linux ends with EINTR after any stop
-// (epoll_wait, semop, sigtimedwait, socket calls with a timeout, ...): tleak sets those to run
-// again itself, as the kernel does the others, unless a signal of the program's is pending (then
-// EINTR is the program's due). Two it cannot run again (connect, io_uring_enter): a thread
+// and let go at once or once the exit scan is done (StoppedThreads). The kernel restarts the
+// thread's system call after such a stop, unseen, except a few that Linux ends with EINTR after
+// any stop (epoll_wait, semop, sigtimedwait, socket calls with a timeout, ...): tleak sets those
+// to run again itself, as the kernel does the others, unless a signal of the program's is pending
+// (then EINTR is the program's due). Two it cannot run again (connect, io_uring_enter): a thread
 // blocked in one is not stopped, and its registers are not read.
 #pragma once
 
@@ -56,7 +56,8 @@ inline constexpr int kExitScanHoldMs = 5000;
 
 class StoppedThreads {
  public:
-  StoppedThreads(pid_t pid, pid_t exiting_thread, int budget_ms = kRegistersBudgetMs, int hold_ms = kExitScanHoldMs);
+  StoppedThreads(pid_t pid, pid_t exiting_thread, int budget_ms = kRegistersBudgetMs,
+                 int hold_ms = kExitScanHoldMs);
   ~StoppedThreads();
   StoppedThreads(const StoppedThreads&) = delete;
   StoppedThreads& operator=(const StoppedThreads&) = delete;
@@ -76,6 +77,7 @@ class StoppedThreads {
 };
 
 // The same, each thread let go as soon as it is read.
-OtherThreadsRegisters read_other_threads_registers(pid_t pid, pid_t exiting_thread, int budget_ms = kRegistersBudgetMs);
+OtherThreadsRegisters read_other_threads_registers(pid_t pid, pid_t exiting_thread,
+                                                   int budget_ms = kRegistersBudgetMs);
 
 }  // namespace tleak::diagnosis
