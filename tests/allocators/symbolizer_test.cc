@@ -1,15 +1,13 @@
 #include "tleak/symbolizer.h"
 
 #include <gtest/gtest.h>
-#include <signal.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "own_modules.h"
+#include "signal_trampoline.h"
 
 namespace tleak {
 namespace {
@@ -48,27 +46,10 @@ TEST(Symbolizer, UnknownAddressesAreMarkedNotInvented) {
   EXPECT_EQ(frame.line, 0);
 }
 
-void ignore_signal(int) {}
-
-// Where a signal handler returns to: the C library's trampoline, which no dynamic symbol names (the
-// frame of the kernel's signal frame). Read from the kernel's own record of the action the C
-// library installed (a handler's return address would be a sanitizer's wrapper under one).
+// The frame of the kernel's signal frame: where a handler returns to.
 TEST(Symbolizer, NamesTheSignalFrame) {
-  struct sigaction action = {}, old = {};
-  action.sa_handler = ignore_signal;
-  ASSERT_EQ(sigaction(SIGUSR2, &action, &old), 0);
-  struct KernelAction {
-    void* handler;
-    unsigned long flags;
-    void* restorer;
-    std::uint64_t mask;
-  } installed = {};
-  const long read = syscall(SYS_rt_sigaction, SIGUSR2, nullptr, &installed, sizeof installed.mask);
-  sigaction(SIGUSR2, &old, nullptr);
-  ASSERT_EQ(read, 0);
-  constexpr unsigned long kRestorer = 0x04000000;  // SA_RESTORER
-  ASSERT_NE(installed.flags & kRestorer, 0u);
-  const auto trampoline = reinterpret_cast<std::uintptr_t>(installed.restorer);
+  const std::uintptr_t trampoline = testing::signal_trampoline();
+  ASSERT_NE(trampoline, 0u);
   Symbolizer symbolizer;
   const Frame& frame = symbolizer.symbolize(trampoline);
   EXPECT_EQ(frame.function, kSignalFrameName);
