@@ -442,6 +442,17 @@ void Symbolizer::append_frames(std::uintptr_t return_address, std::vector<Frame>
   stack.push_back(resolved.frame);
 }
 
+void Symbolizer::append_frames_where_stopped(std::uintptr_t address, std::vector<Frame>& stack) {
+  // Resolved as the return address one past it would be (whose call is looked up): the same
+  // instruction, and the same cache. The frames keep the address itself.
+  const std::size_t first = stack.size();
+  append_frames(address + 1, stack);
+  for (std::size_t i = first; i < stack.size(); ++i) {
+    stack[i].address = address;
+    if (!stack[i].module.empty()) --stack[i].module_offset;
+  }
+}
+
 const Symbolizer::Resolved& Symbolizer::resolve(std::uintptr_t return_address) {
   if (const auto hit = cache_.find(return_address); hit != cache_.end()) return hit->second;
 
@@ -477,12 +488,13 @@ const Symbolizer::Resolved& Symbolizer::resolve(std::uintptr_t return_address) {
     frame.module_offset = return_address - base;
     if (const char* name = dwarf_->function_at(module, pc)) {
       frame.function = demangle(name);
+      dwarf_->lines_at(module, pc, frame, resolved.inlined);
     } else if (dwarf_->signal_return_at(module, return_address)) {
       // A handler's return: not a call, so the address itself is the trampoline's first byte.
       frame.function = kSignalFrameName;
-      return cache_.emplace(return_address, std::move(resolved)).first->second;
+    } else {
+      dwarf_->lines_at(module, pc, frame, resolved.inlined);
     }
-    dwarf_->lines_at(module, pc, frame, resolved.inlined);
   }
   return cache_.emplace(return_address, std::move(resolved)).first->second;
 }

@@ -3,9 +3,6 @@
 #include "tleak/diagnosis/agent_source.h"
 
 #include <gtest/gtest.h>
-#include <signal.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include <algorithm>
 
@@ -13,6 +10,7 @@
 #include <vector>
 
 #include "agent_messages.h"
+#include "signal_trampoline.h"
 #include "tleak/agent/protocol.h"
 #include "tleak/symbolizer.h"
 
@@ -38,18 +36,8 @@ using tleak::testing::site_against;
 // address: a thread stopped at a function's first instruction is in that function, which the byte
 // before it (where a return address's call is) is not.
 TEST(AgentSource, TheFrameASignalStoppedIsLookedUpWhereItStopped) {
-  struct sigaction action = {}, old = {};
-  action.sa_handler = SIG_IGN;
-  ASSERT_EQ(sigaction(SIGUSR2, &action, &old), 0);
-  struct KernelAction {
-    void* handler;
-    unsigned long flags;
-    void* restorer;
-    std::uint64_t mask;
-  } installed = {};
-  ASSERT_EQ(syscall(SYS_rt_sigaction, SIGUSR2, nullptr, &installed, sizeof installed.mask), 0);
-  sigaction(SIGUSR2, &old, nullptr);
-  const auto trampoline = reinterpret_cast<std::uintptr_t>(installed.restorer);
+  const std::uintptr_t trampoline = tleak::testing::signal_trampoline();
+  ASSERT_NE(trampoline, 0u);
   const auto stopped_at = reinterpret_cast<std::uintptr_t>(&stopped_at_first_instruction);
   AgentSource source;
   Symbolizer symbolizer;

@@ -70,6 +70,9 @@ class Symbolizer {
   // Appends what `return_address` stands for in a stack: the functions the compiler inlined there,
   // as its debug info says, innermost first (frames of kind FrameKind::kInlined), then symbolize()'s frame.
   void append_frames(std::uintptr_t return_address, std::vector<Frame>& stack);
+  // The same for an address where a frame stopped rather than where a call returns (the frame a
+  // signal interrupted, below the kernel's signal frame): the instruction itself is looked up.
+  void append_frames_where_stopped(std::uintptr_t address, std::vector<Frame>& stack);
 
  private:
   struct Dwarf;

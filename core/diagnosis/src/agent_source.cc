@@ -567,19 +567,13 @@ std::vector<ModuleInfo> AgentSource::modules() const { return modules_; }
 void AgentSource::resolve(std::uintptr_t word, Symbolizer& symbolizer, std::vector<Frame>& stack) const {
   if ((word & agent::kPythonFrameBit) == 0) {
     // Past the kernel's signal frame, the address is where the interrupted frame stopped, not a
-    // return address: looked up as the return address after it would be (the symbolizer looks up
-    // the byte before one). A frame stopped at a function's first instruction was named by the
-    // function before it.
+    // return address (looked up as one, a frame stopped at a function's first instruction was named
+    // by the function before it).
     if (!stack.empty() && stack.back().kind == FrameKind::kNative && stack.back().function == kSignalFrameName) {
-      const std::size_t first = stack.size();
-      symbolizer.append_frames(word + 1, stack);
-      for (std::size_t i = first; i < stack.size(); ++i) {
-        stack[i].address = word;
-        if (stack[i].module_offset != 0) --stack[i].module_offset;
-      }
-      return;
+      symbolizer.append_frames_where_stopped(word, stack);
+    } else {
+      symbolizer.append_frames(word, stack);
     }
-    symbolizer.append_frames(word, stack);
     return;
   }
   if ((word & agent::kPythonGapBit) != 0) {
