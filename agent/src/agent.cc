@@ -179,10 +179,7 @@ void fence_locked(RecordKind kind, const char* name) {
   }
   // From here on, what other threads allocate is no part of the live list tleak makes at this
   // fence: noted as late (late_blocks.h) from the first record after their buffers are let go.
-  if (kind == RecordKind::kExit) {
-    late_blocks_begin();
-    g_status.store(kExiting, std::memory_order_release);
-  }
+  if (kind == RecordKind::kExit) g_status.store(kExiting, std::memory_order_release);
   unlock_all_buffers(count);
   // A flush comes whenever the parent's backlog asks: the time samples keep their own pace.
   if (kind != RecordKind::kFlush) g_next_fence_ns.store(stamp_after(ns, g_sample_ns), std::memory_order_relaxed);
@@ -637,7 +634,8 @@ void before_unload() {
 }
 
 void after_unload() {
-  if (recording_this_process()) libunwind_after_unload();
+  // Threads still allocating as the program exits are walked too.
+  if (tracking()) libunwind_after_unload();
 }
 
 void fence(RecordKind kind, const char* name) {
@@ -729,6 +727,7 @@ __attribute__((constructor)) static void agent_start() {
 // The exit fence and the handshake. The scan reads this thread's stack from `stack_from` up, and
 // `registers` (kExitRegisters of them) as roots.
 void finish_recording(std::uintptr_t stack_from, const std::uint64_t* registers) {
+  late_blocks_begin();  // mapped before the threads' buffers are locked, not while they wait
   g_fence_lock.lock();
   fence_locked(RecordKind::kExit, nullptr);  // and the status kExiting
   g_fence_lock.unlock();

@@ -45,8 +45,8 @@ struct OtherThreadsRegisters {
 // agent's own while that thread maps its first buffer; the PyTorch loop's scan takes about 40 ms,
 // and one of a heap some hundred times larger still fits in the default), for an exit
 // scan that reads the heap as they left it. Holding them is what LeakSanitizer does (its "stop the
-// world"): a thread that went on moving a pointer between a global and a block it had just
-// allocated made a reachable block read as lost (tests/programs/pointer_moving_at_exit.c).
+// world"): a thread that went on moving a block's only pointer into blocks it had just allocated
+// made that reachable block read as lost (tests/programs/pointer_moving_at_exit.c).
 // Waits at most `budget_ms` for the threads to stop; a thread that has not stopped by then (in an
 // uninterruptible wait) is let go unread. The threads are traced from a thread of tleak's that
 // ends when they are let go: whatever happens, none is left stopped or traced. Never reaps the
