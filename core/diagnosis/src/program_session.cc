@@ -497,7 +497,7 @@ Report run_program(const ProgramOptions& o) {
         });
       }
       // The scan has read the heap: the program's other threads go on.
-      if (source.scan_done() || source.reach_continues() || source.reach_complete()) let_threads_go();
+      if (source.scan_done()) let_threads_go();
       // The budget guard wants an exact figure as soon as the unordered records may pass it; a
       // long backlog of them is ordered sooner rather than at the next sample.
       const bool may_pass_budget =

@@ -87,9 +87,9 @@ class AgentSource {
   std::uint32_t exiting_thread() const { return exiting_thread_; }
   // The live blocks as (address, size) pairs sorted by address: what the agent scans.
   const std::vector<std::uint64_t>& live_list() const;
-  // The agent's exit scan has read the heap (its answer follows): the other threads, held stopped
-  // meanwhile, may go on.
-  bool scan_done() const { return scan_done_; }
+  // The agent's exit scan has read the heap (its kScanned record, or its answer): the other
+  // threads, held stopped meanwhile, may go on.
+  bool scan_done() const { return scan_done_ || reach_started_; }
   // The agent's reachability answer arrived, for the list live_list() gave.
   bool reach_complete() const { return reach_complete_; }
   // Part of the answer arrived: more of its bitmap is to come (ReachMoreRecord messages, among
