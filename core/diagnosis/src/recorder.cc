@@ -39,6 +39,7 @@ SiteRecord& Recorder::add_sites(SiteId id, std::size_t allocator) {
     // A site first seen now had nothing live at every earlier sample.
     sites.back().first_mark = static_cast<std::uint32_t>(recording_.marks.size());
     sites.back().allocator = static_cast<std::uint32_t>(allocator);
+    site_records_.push_back(&sites.back());
   }
   return sites[id.value()];
 }
@@ -227,7 +228,11 @@ Recording Recorder::finish(Stamp at, const std::vector<AllocatorStats>& stats,
     recording_.allocator_peak_reserved_bytes[a] =
         std::max(recording_.allocator_peak_reserved_bytes[a], stats[a].bytes_reserved.peak);
   }
-  return std::move(recording_);
+  Recording done = std::move(recording_);
+  // The site records went with it: none of them is this recorder's any more.
+  recording_.sites.clear();
+  site_records_.clear();
+  return done;
 }
 
 }  // namespace tleak::diagnosis
