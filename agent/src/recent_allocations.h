@@ -12,7 +12,9 @@ namespace tleak::agent {
 class RecentAllocations {
  public:
   // Notes an allocation record just written in the message, at `address`.
-  void note_allocation(std::uint64_t address) { table_[index(address)] = {address, events_++, message_}; }
+  void note_allocation(std::uint64_t address) {
+    table_[index(address)] = {address, events_++, message_};
+  }
 
   // For a free record just written in the message, of `address`: how many allocation and free
   // records back its block's allocation record is, or 0 (not in this message, or too far back to

@@ -10,13 +10,13 @@ namespace {
 
 TEST(RecentAllocations, AFreeNamesItsAllocationsRecordInTheSameMessage) {
   auto recent = std::make_unique<RecentAllocations>();
-  recent->note_allocation(0x1000);                // record 0
-  recent->note_allocation(0x2000);                // record 1
-  EXPECT_EQ(recent->note_free(0x1000), 2);        // record 2: two back
-  EXPECT_EQ(recent->note_free(0x2000), 2);        // record 3
-  EXPECT_EQ(recent->note_free(0x2000), 0);        // freed again: named once only
-  EXPECT_EQ(recent->note_free(0x9000), 0);        // never allocated here
-  recent->note_allocation(0x1000);                // record 6, the address handed out again
+  recent->note_allocation(0x1000);          // record 0
+  recent->note_allocation(0x2000);          // record 1
+  EXPECT_EQ(recent->note_free(0x1000), 2);  // record 2: two back
+  EXPECT_EQ(recent->note_free(0x2000), 2);  // record 3
+  EXPECT_EQ(recent->note_free(0x2000), 0);  // freed again: named once only
+  EXPECT_EQ(recent->note_free(0x9000), 0);  // never allocated here
+  recent->note_allocation(0x1000);          // record 6, the address handed out again
   EXPECT_EQ(recent->note_free(0x1000), 1);
 }
 
@@ -45,7 +45,8 @@ TEST(RecentAllocations, AnAllocationPushedOutOfTheTableIsNotNamed) {
   // Far more allocations than the table's places: many of the first took the place of others.
   for (std::uint64_t i = 0; i < 4096; ++i) recent->note_allocation(0x100000 + i * 0x40);
   int named = 0, not_named = 0;
-  for (std::uint64_t i = 0; i < 4096; ++i) (recent->note_free(0x100000 + i * 0x40) != 0 ? named : not_named) += 1;
+  for (std::uint64_t i = 0; i < 4096; ++i)
+    (recent->note_free(0x100000 + i * 0x40) != 0 ? named : not_named) += 1;
   EXPECT_GT(named, 500);
   EXPECT_LE(named, 1024);
   EXPECT_EQ(named + not_named, 4096);

@@ -38,8 +38,11 @@ struct Figures {
 Figures figures_of(const Recording& rec) {
   Figures f;
   for (const SiteRecord& s : rec.sites) {
-    std::vector<std::int64_t> row{static_cast<std::int64_t>(s.allocations), static_cast<std::int64_t>(s.frees),
-                                  static_cast<std::int64_t>(s.bytes_allocated), s.live_bytes, s.live_blocks,
+    std::vector<std::int64_t> row{static_cast<std::int64_t>(s.allocations),
+                                  static_cast<std::int64_t>(s.frees),
+                                  static_cast<std::int64_t>(s.bytes_allocated),
+                                  s.live_bytes,
+                                  s.live_blocks,
                                   s.peak_live_bytes};
     for (const std::int64_t v : s.series(rec.marks.size())) row.push_back(v);
     f.sites.push_back(row);
@@ -55,7 +58,9 @@ TEST(AgentSourceInMessage, AFreeNamingItsAllocationEndsThatBlock) {
   AgentSource source;
   Message m;
   m.add(hello()).add(site(1, 1), {0x401000});
-  m.add(alloc(10, 0x1000, 100, 1)).add(alloc(11, 0x2000, 30, 1)).add(free_in_message(12, 0x1000, 2));
+  m.add(alloc(10, 0x1000, 100, 1))
+      .add(alloc(11, 0x2000, 30, 1))
+      .add(free_in_message(12, 0x1000, 2));
   m.add(alloc(13, 0x3000, 7, 1)).add(mark(1));
   source.consume(m.bytes());
   EXPECT_EQ(source.live_bytes(), 37);
@@ -94,7 +99,9 @@ TEST(AgentSourceInMessage, AnAllocationAppliedBeforeItsFreeCameIsFreedFromTheTab
   AgentSource source;
   Message m;
   m.add(hello()).add(site(1, 1), {0x401000});
-  m.add(alloc(10, 0x1000, 100, 1)).add(fence(agent::RecordKind::kFlush, 1)).add(free_in_message(12, 0x1000, 1));
+  m.add(alloc(10, 0x1000, 100, 1))
+      .add(fence(agent::RecordKind::kFlush, 1))
+      .add(free_in_message(12, 0x1000, 1));
   m.add(mark(2));
   source.consume(m.bytes());
   EXPECT_EQ(source.live_bytes(), 0);
@@ -104,8 +111,8 @@ TEST(AgentSourceInMessage, AnAllocationAppliedBeforeItsFreeCameIsFreedFromTheTab
 }
 
 // Thread 0 allocates a block; thread 1 frees it and allocates another at the same address; thread 0
-// frees that one, its free naming its own allocation (it cannot know thread 1 freed that block). The
-// figures are those of the program: thread 0's block ended at thread 1's free.
+// frees that one, its free naming its own allocation (it cannot know thread 1 freed that block).
+// The figures are those of the program: thread 0's block ended at thread 1's free.
 TEST(AgentSourceInMessage, ABlockAnotherThreadFreedEndsWhereItWasFreed) {
   const auto recorded = [](bool named) {
     AgentSource source;
@@ -113,7 +120,8 @@ TEST(AgentSourceInMessage, ABlockAnotherThreadFreedEndsWhereItWasFreed) {
     start.add(hello()).add(site_keyed(1, 0, 7, 0)).add(site_keyed(2, 0, 8, 1));
     source.consume(start.bytes());
     Message zero;  // thread 0: 100 bytes at 10, a free of the address at 40
-    zero.add(alloc(10, 0x1000, 100, 1, 0)).add(named ? free_in_message(40, 0x1000, 1) : free_of(40, 0x1000));
+    zero.add(alloc(10, 0x1000, 100, 1, 0))
+        .add(named ? free_in_message(40, 0x1000, 1) : free_of(40, 0x1000));
     Message one;  // thread 1: frees thread 0's block at 20, allocates 30 bytes there at 30
     one.add(free_of(20, 0x1000)).add(alloc(30, 0x1000, 30, 2, 1));
     source.consume(zero.bytes());
@@ -151,13 +159,16 @@ TEST(AgentSourceInMessage, AFreeNamingNoAllocationOfItsBlockIsRefused) {
     EXPECT_THROW(source.consume(m.bytes()), StreamError);
   };
   refused(Message().add(alloc(10, 0x1000, 8, 1)).add(free_in_message(11, 0x1000, 0)));  // itself
-  refused(Message().add(alloc(10, 0x1000, 8, 1)).add(free_in_message(11, 0x1000, 2)));  // before the message
-  refused(Message().add(alloc(10, 0x1000, 8, 1)).add(free_in_message(11, 0x2000, 1)));  // another block
-  refused(Message().add(free_of(9, 0x5000)).add(free_in_message(11, 0x5000, 1)));        // a free
+  refused(Message()
+              .add(alloc(10, 0x1000, 8, 1))
+              .add(free_in_message(11, 0x1000, 2)));  // before the message
+  refused(
+      Message().add(alloc(10, 0x1000, 8, 1)).add(free_in_message(11, 0x2000, 1)));  // another block
+  refused(Message().add(free_of(9, 0x5000)).add(free_in_message(11, 0x5000, 1)));   // a free
   refused(Message()
               .add(alloc(10, 0x1000, 8, 1))
               .add(free_in_message(11, 0x1000, 1))
-              .add(free_in_message(12, 0x1000, 2)));  // freed twice
+              .add(free_in_message(12, 0x1000, 2)));                               // freed twice
   refused(Message().add(alloc(10, 0x1000, 8, 1)).add(free_in_message(11, 0, 1)));  // address 0
 }
 
@@ -213,7 +224,8 @@ TEST(AgentSourceInMessage, EveryFigureIsThePlainFreesFigure) {
         // even when another thread freed that block and this is another one since.
         const auto at = o.allocated_at.find(block.address);
         if (at != o.allocated_at.end()) {
-          o.named.add(free_in_message(ns, block.address, static_cast<std::uint16_t>(o.events - at->second)));
+          o.named.add(free_in_message(ns, block.address,
+                                      static_cast<std::uint16_t>(o.events - at->second)));
           o.allocated_at.erase(at);
         } else {
           o.named.add(free_of(ns, block.address));
@@ -223,7 +235,8 @@ TEST(AgentSourceInMessage, EveryFigureIsThePlainFreesFigure) {
         if (random() % 4 == 0) {  // the address comes back soon
           live.push_back({block.address, t});
           o.allocated_at[block.address] = o.events++;
-          const auto a = alloc(ns + 1, block.address, 1 + random() % 500, static_cast<std::uint32_t>(random() % 3), t);
+          const auto a = alloc(ns + 1, block.address, 1 + random() % 500,
+                               static_cast<std::uint32_t>(random() % 3), t);
           o.named.add(a);
           o.plain.add(a);
           clock += 1;
@@ -233,7 +246,8 @@ TEST(AgentSourceInMessage, EveryFigureIsThePlainFreesFigure) {
         next_address += 0x100;
         live.push_back({address, t});
         o.allocated_at[address] = o.events++;
-        const auto a = alloc(ns, address, 1 + random() % 500, static_cast<std::uint32_t>(random() % 3), t);
+        const auto a =
+            alloc(ns, address, 1 + random() % 500, static_cast<std::uint32_t>(random() % 3), t);
         o.named.add(a);
         o.plain.add(a);
       }
