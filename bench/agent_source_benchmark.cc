@@ -36,20 +36,10 @@ std::vector<Message> malloc_heavy_stream(std::uint32_t threads, std::uint64_t ro
   }
   messages.push_back(std::move(head));
   std::vector<Message> open(threads);
-  // As the agent counts them: each thread's allocation and free records in its open message, which
-  // message that is, and each ring place's allocation's (so that a free names it when it is in the
-  // same message, RecordKind::kFreeInMessage).
-  std::vector<std::uint32_t> events(threads), message_ids(threads);
-  struct Allocated {
-    std::uint32_t event, message;
-  };
-  std::vector<std::vector<Allocated>> ring(threads, std::vector<Allocated>(128));
   std::uint64_t records = 0, flushes = 0;
   const auto close = [&](std::uint32_t t) {
     messages.push_back(std::move(open[t]));
     open[t] = Message();
-    events[t] = 0;
-    ++message_ids[t];
   };
   // A round is one step of every thread (their times interleave); a thread's message leaves when
   // full, and a flush when the records since the last reach kRecordsPerFlush.
@@ -57,15 +47,7 @@ std::vector<Message> malloc_heavy_stream(std::uint32_t threads, std::uint64_t ro
     for (std::uint32_t t = 0; t < threads; ++t) {
       const std::uint64_t base = 0x7f0000000000ull + (std::uint64_t{t} << 32);
       const std::uint64_t ns = (i * threads + t) * 20;
-      if (i >= 64) {
-        const Allocated& then = ring[t][(i - 64) % 128];
-        const std::uint64_t address = base + ((i - 64) % 128) * 8192;
-        open[t].add(then.message == message_ids[t]
-                        ? tleak::testing::free_in_message(ns, address, static_cast<std::uint16_t>(events[t] - then.event))
-                        : tleak::testing::free_of(ns, address));
-        ++events[t];
-      }
-      ring[t][i % 128] = {events[t]++, message_ids[t]};
+      if (i >= 64) open[t].add(tleak::testing::free_of(ns, base + ((i - 64) % 128) * 8192));
       open[t].add(tleak::testing::alloc(ns + 10, base + (i % 128) * 8192, 16 + (i * 2654435761u) % 4080,
                                         static_cast<std::uint32_t>(i % kStacks), t));
       records += i >= 64 ? 2 : 1;

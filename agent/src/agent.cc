@@ -586,7 +586,6 @@ void recording::record_captured_alloc(ThreadBuffer* buffer, const void* address,
     auto* record = reinterpret_cast<AllocRecord*>(buffer->reserve(sizeof(AllocRecord)));
     *record = {{RecordKind::kAlloc, 0, sizeof(AllocRecord)}, ns, reinterpret_cast<std::uint64_t>(address), size,
                slot, buffer->index};
-    buffer->recent.note_allocation(reinterpret_cast<std::uint64_t>(address));
     buffer->allocated_since_send += size;
     if (buffer->allocated_since_send >= ThreadBuffer::kFlushAllocatedBytes) buffer->send();
     if (__builtin_expect(g_status.load(std::memory_order_relaxed) == kExiting, 0)) {
@@ -608,9 +607,7 @@ void record_free_at(const void* address, std::uint64_t ns) {
     if (ns == 0) ns = stamp();
     buffer->lock.lock();
     auto* record = reinterpret_cast<FreeRecord*>(buffer->reserve(sizeof(FreeRecord)));
-    const std::uint16_t back = buffer->recent.note_free(reinterpret_cast<std::uint64_t>(address));
-    *record = {{back != 0 ? RecordKind::kFreeInMessage : RecordKind::kFree, back, sizeof(FreeRecord)}, ns,
-               reinterpret_cast<std::uint64_t>(address)};
+    *record = {{RecordKind::kFree, 0, sizeof(FreeRecord)}, ns, reinterpret_cast<std::uint64_t>(address)};
     if (__builtin_expect(g_status.load(std::memory_order_relaxed) == kExiting, 0)) {
       late_block_freed(reinterpret_cast<std::uint64_t>(address));
     }

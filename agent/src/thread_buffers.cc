@@ -92,7 +92,6 @@ void ThreadBuffer::send() {
   }
   used = 0;
   allocated_since_send = 0;
-  recent.new_message();
   take_slot();
 }
 
@@ -121,9 +120,6 @@ ThreadBuffer* this_thread_buffer() {
   t_buffer = buffer;
   buffer->lock.lock();
   buffer->take_slot();
-  // The thread that had the buffer left its allocations in the table, which this one's frees of the
-  // same addresses must not name.
-  buffer->recent.new_message();
   buffer->lock.unlock();
   // Not the main thread: its stack grows on demand to the size limit (8 MiB by default), and
   // glibc finds its bounds by reading /proc/self/maps with stdio, a descriptor and allocations in

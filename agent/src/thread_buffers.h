@@ -11,7 +11,6 @@
 #include "fast_unwind.h"
 #include "libunwind_walk.h"
 #include "python_frames.h"
-#include "recent_allocations.h"
 #include "site_table.h"
 #include "tleak/agent/protocol.h"
 #include "tleak/detail/spin_lock.h"
@@ -80,7 +79,6 @@ struct ThreadBuffer {
   unsigned char* out = data;
   int slot = -1;
   std::uint64_t allocated_since_send = 0;
-  RecentAllocations recent;  // the records of this message's allocations, for its frees to name
   // The stacks this thread met, by slot: an allocation names its stack's (SiteRecord).
   SiteCacheEntry cache[kCacheEntries];
   PythonCacheEntry python_cache[kPythonCacheEntries];

@@ -64,7 +64,7 @@ std::vector<std::uint8_t> whole_run(bool with_python, bool with_exec, bool answe
     // Two threads' records, the second's stamped earlier: tleak puts them back in order.
     m.add(alloc(ns + 20, 0x10000 + i * 0x100, 64 * (i + 1), 1));
     m.add(alloc(ns + 10, 0x20000, 32, 2));
-    m.add(tleak::testing::free_in_message(ns + 30, 0x20000, 1));  // naming the allocation before it
+    m.add(free_of(ns + 30, 0x20000));
     m.add(fence(agent::RecordKind::kFence, ++sequence));
     m.add(free_of(ns + 40, 0x10000 + i * 0x100));
     m.add(fence(agent::RecordKind::kFlush, ++sequence));

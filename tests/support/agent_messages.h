@@ -96,15 +96,6 @@ inline agent::FreeRecord free_of(std::uint64_t ns, std::uint64_t address) {
   return f;
 }
 
-// A free of a block whose allocation record is `back` allocation and free records earlier in the
-// same message (agent::RecordKind::kFreeInMessage).
-inline agent::FreeRecord free_in_message(std::uint64_t ns, std::uint64_t address, std::uint16_t back) {
-  agent::FreeRecord f = free_of(ns, address);
-  f.header.kind = agent::RecordKind::kFreeInMessage;
-  f.header.reserved = back;
-  return f;
-}
-
 // A fence of `kind` (kFence, kMark, kSnapshot, kExit, kFlush).
 inline agent::FenceRecord fence(agent::RecordKind kind, std::uint64_t sequence, std::uint32_t name_bytes = 0) {
   agent::FenceRecord f{};

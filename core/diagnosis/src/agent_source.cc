@@ -55,8 +55,6 @@ void AgentSource::reset() {
   pending_allocated_ = 0;
   pending_.clear();
   run_begins_.clear();
-  message_first_pending_ = 0;
-  pending_in_message_ = in_message_indexed_ = false;
   // Room for a busy epoch asked for once: the flush asked for at kFlushRecords, plus what the
   // socket holds while the request is on its way (8 MiB of records of 24 bytes and more), without
   // growing by doubling, which copies the records into fresh pages. Only the pages an epoch fills
@@ -105,8 +103,6 @@ void AgentSource::consume(std::span<const unsigned char> message) {
   // reader's time on malloc-heavy's stream).
   std::size_t keys_asked = sites_lately_ ? 0 : message.size();
   std::size_t sites = 0;
-  message_events_ = 0;
-  message_first_pending_ = pending_.size();
   while (at < message.size()) {
     // A message slot was written on the program's core, and each of its lines is fetched from
     // there: asked for a few lines ahead, not one record at a time.
@@ -140,12 +136,6 @@ void AgentSource::consume(std::span<const unsigned char> message) {
     if (header.kind == RecordKind::kFree && header.size == sizeof(agent::FreeRecord) &&
         message.size() - at >= sizeof(agent::FreeRecord)) {
       free_record(message.data() + at);
-      at += sizeof(agent::FreeRecord);
-      continue;
-    }
-    if (header.kind == RecordKind::kFreeInMessage && header.size == sizeof(agent::FreeRecord) &&
-        message.size() - at >= sizeof(agent::FreeRecord)) {
-      free_in_message_record(message.data() + at);
       at += sizeof(agent::FreeRecord);
       continue;
     }
@@ -271,10 +261,6 @@ void AgentSource::record(const unsigned char* at, std::uint32_t size) {
       need(sizeof(agent::FreeRecord));
       free_record(at);
       return;
-    case RecordKind::kFreeInMessage:
-      need(sizeof(agent::FreeRecord));
-      free_in_message_record(at);
-      return;
     case RecordKind::kFence:
     case RecordKind::kMark:
     case RecordKind::kSnapshot:
@@ -319,7 +305,6 @@ void AgentSource::alloc_record(const unsigned char* at) {
   // The agent records no null block; the live table keeps 0 for an empty slot.
   if (address == 0) [[unlikely]] throw StreamError("allocation at address 0");
   add_pending({read_as<std::uint64_t>(at + offsetof(agent::AllocRecord, ns)), address, bytes, site, false});
-  ++message_events_;
   if (site == kUnknownStackSite) stacks_overflowed_ = true;
   allocating_threads_ |= std::uint64_t{1} << (thread % 64);
   // An upper bound for the budget guard: it need not grow past any address space either (both
@@ -333,42 +318,6 @@ void AgentSource::free_record(const unsigned char* at) {
   // live blocks wrapped (found by the fuzzer).
   if (address == 0) [[unlikely]] throw StreamError("free of address 0");
   add_pending({read_as<std::uint64_t>(at + offsetof(agent::FreeRecord, ns)), address, 0, 0, true});
-  ++message_events_;
-}
-
-void AgentSource::free_in_message_record(const unsigned char* at) {
-  const auto back = read_as<RecordHeader>(at).reserved;
-  const auto address = read_as<std::uint64_t>(at + offsetof(agent::FreeRecord, address));
-  if (address == 0) [[unlikely]] throw StreamError("free of address 0");
-  if (back == 0 || back > message_events_) [[unlikely]] {
-    throw StreamError("free naming an allocation " + std::to_string(back) + " records back, outside its message");
-  }
-  const auto ns = read_as<std::uint64_t>(at + offsetof(agent::FreeRecord, ns));
-  std::uint64_t size = 0;
-  std::uint32_t site = 0;
-  bool in_message = false;
-  // Applied already (a fence within the message came between): the block is in the live table.
-  // (The agent names the last allocation of the address in the thread's message. Had a free it did
-  // not see (a call bound past it, README "Your own program") ended that block, and had another
-  // thread been handed the address and this thread freed that one, the free is counted against the
-  // first block: as unseen as the free itself.)
-  if (pending_.size() >= message_first_pending_ + back) {
-    Pending& allocation = pending_[pending_.size() - back];
-    if (allocation.is_free || allocation.in_message || allocation.address != address) [[unlikely]] {
-      throw StreamError("free naming a record that did not allocate its block");
-    }
-    // At the same instant a free would be ordered first (happened_before): then it goes through
-    // the table as any free.
-    if (ns > allocation.ns) {
-      allocation.in_message = in_message = pending_in_message_ = true;
-      size = allocation.size;
-      site = allocation.site;
-    }
-  }
-  // Made whole in one expression: a Pending built field by field and then copied stalled on every
-  // free (its copy's loads spanned the fields' stores).
-  add_pending({ns, address, size, site, true, in_message});
-  ++message_events_;
 }
 
 void AgentSource::define_stack(const agent::SiteRecord& s, const unsigned char* middle_words) {
@@ -420,41 +369,14 @@ void AgentSource::define_stack(const agent::SiteRecord& s, const unsigned char* 
   last.site = site;
 }
 
-bool AgentSource::apply_free(std::uint64_t address) {
+void AgentSource::apply_free(std::uint64_t address) {
   Live live;
-  if (!live_.take(address, &live)) return false;
+  if (!live_.take(address, &live)) {
+    // Allocated before the agent was ready, or by the agent's own machinery: not the program's
+    // to answer for, and not counted.
+    return;
+  }
   recorder_->freed(SiteId(live.site), AllocatorId(0), live.size);
-  return true;
-}
-
-bool AgentSource::free_block_in_message(const Pending& f) {
-  if (!pending_in_message_) return false;
-  if (!in_message_indexed_) {
-    // Once an epoch at most: a free finds no block rarely (allocated before the agent was ready).
-    in_message_by_address_.clear();
-    for (std::size_t i = 0; i < pending_.size(); ++i) {
-      if (!pending_[i].is_free && pending_[i].in_message) {
-        in_message_by_address_.emplace_back(pending_[i].address, static_cast<std::uint32_t>(i));
-      }
-    }
-    std::sort(in_message_by_address_.begin(), in_message_by_address_.end());
-    in_message_indexed_ = true;
-  }
-  auto it = std::lower_bound(in_message_by_address_.begin(), in_message_by_address_.end(),
-                             std::pair<std::uint64_t, std::uint32_t>{f.address, 0});
-  for (; it != in_message_by_address_.end() && it->first == f.address; ++it) {
-    Pending& allocation = pending_[it->second];
-    if (!allocation.in_message || !applied_before(allocation, f)) continue;
-    // Its free: the first free of its message naming an allocation of this address after it.
-    std::size_t j = it->second + 1;
-    while (j < pending_.size() && !(pending_[j].is_free && pending_[j].in_message && pending_[j].address == f.address)) ++j;
-    if (j == pending_.size() || !applied_before(f, pending_[j])) continue;
-    recorder_->freed(SiteId(allocation.site), AllocatorId(0), allocation.size);
-    allocation.in_message = false;   // ended: not found again
-    pending_[j].in_message = false;  // a free of whatever is at its address then, from the table
-    return true;
-  }
-  return false;
 }
 
 BlockInfo AgentSource::block_info(std::uint64_t address, const Live& live) const {
@@ -469,7 +391,10 @@ BlockInfo AgentSource::block_info(std::uint64_t address, const Live& live) const
 }
 
 void AgentSource::drain_epoch() {
-  const auto before = [](const Pending& a, const Pending& b) { return applied_before(a, b); };
+  const auto before = [](const Pending& a, const Pending& b) {
+    if (happened_before(a, b)) return true;
+    return !happened_before(b, a) && &a < &b;  // arrival
+  };
   // Each thread's records arrive in order: one thread's epoch (the common case) is sorted already,
   // and several threads' are their sorted buffers interleaved.
   // Records ahead in arrival order are (for one thread's epoch, the common case, exactly) those
@@ -481,31 +406,20 @@ void AgentSource::drain_epoch() {
     const auto at = static_cast<std::size_t>(&p - pending_.data());
     if (ahead && at + kAhead < pending_.size()) {
       const Pending& later = pending_[at + kAhead];
-      if (!(later.in_message && later.is_free)) live_.prefetch(later.address);
-      if (!later.is_free || later.in_message) recorder_->prefetch(SiteId(later.site));
+      live_.prefetch(later.address);
+      if (!later.is_free) recorder_->prefetch(SiteId(later.site));
     }
     // Half as far ahead, a free's block is in the cache: its site's record can be asked for.
-    if (ahead && at + kAhead / 2 < pending_.size() && pending_[at + kAhead / 2].is_free &&
-        !pending_[at + kAhead / 2].in_message) {
+    if (ahead && at + kAhead / 2 < pending_.size() && pending_[at + kAhead / 2].is_free) {
       if (const Live* block = live_.find(pending_[at + kAhead / 2].address)) recorder_->prefetch(SiteId(block->site));
     }
     ++clock_;
     if (p.is_free) {
-      if (p.in_message) {
-        recorder_->freed(SiteId(p.site), AllocatorId(0), p.size);
-      } else if (!apply_free(p.address)) {
-        // Else allocated before the agent was ready, or by the agent's own machinery: not the
-        // program's to answer for, and not counted.
-        free_block_in_message(p);
-      }
+      apply_free(p.address);
       return;
     }
     const Live live{p.size, p.site, list_sent_};
-    if (p.in_message) {
-      // Freed in its message: never put in the table, but it ends a block left there at its
-      // address, as below.
-      if (live_.find(p.address) != nullptr) apply_free(p.address);
-    } else if (!live_.insert(p.address, live)) {
+    if (!live_.insert(p.address, live)) {
       // An address handed out again without a free the agent saw (freed by code it does not
       // interpose): the old block ended here.
       apply_free(p.address);
@@ -521,8 +435,6 @@ void AgentSource::drain_epoch() {
   pending_.clear();
   run_begins_.clear();
   pending_allocated_ = 0;
-  message_first_pending_ = 0;
-  pending_in_message_ = in_message_indexed_ = false;
 }
 
 void AgentSource::fence(std::uint16_t kind, const unsigned char* at, std::uint32_t size) {

@@ -25,8 +25,8 @@ inline constexpr std::uint32_t kProtocolMagic = 0x6b61656c;  // "leak"
 // by the parent (SiteRecord); 7: the reachability answer's later pieces named (kReachMore); 8: the
 // hello names a Python program's main code without a file (PythonMainCode); 9: and its script or
 // -m module (python_target_bytes); 10: the exit fence names its thread, and the live list carries
-// the other threads' registers and stack pointers (LiveListHeader); 12: kFreeInMessage
-inline constexpr std::uint32_t kProtocolVersion = 12;
+// the other threads' registers and stack pointers (LiveListHeader)
+inline constexpr std::uint32_t kProtocolVersion = 11;
 inline constexpr std::uint32_t kMaxMessageBytes = 64 * 1024;
 inline constexpr std::uint32_t kMaxFrames = 64;
 // An allocation made with less of its thread's stack left than this below malloc's frame is sent
@@ -75,10 +75,6 @@ enum class RecordKind : std::uint16_t {
   kSlot = 13,     // SlotRecord, alone in its message: the message is in a slot of the MessageSlots
   kReachMore = 14,  // ReachMoreRecord, alone in its message: more of the kReach answer's bitmap
   kScanned = 15,  // RecordHeader alone: the exit scan has read the heap; tleak lets the other threads go
-  // FreeRecord of a block allocated earlier in the same message (the free's header.reserved: how
-  // many kAlloc, kFree and kFreeInMessage records back its kAlloc is): the parent applies both in
-  // their order without putting the block in its table of live blocks.
-  kFreeInMessage = 16,
 };
 
 struct RecordHeader {

@@ -11,7 +11,6 @@
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
-#include <utility>
 #include <vector>
 
 #include "tleak/agent/protocol.h"
@@ -127,23 +126,14 @@ class AgentSource {
   struct Pending {
     std::uint64_t ns;
     std::uint64_t address;
-    std::uint64_t size;   // allocations, and frees in their allocation's message
-    std::uint32_t site;   // likewise
+    std::uint64_t size;   // allocations only
+    std::uint32_t site;
     bool is_free;
-    // An allocation and its free in the same message (agent::RecordKind::kFreeInMessage): both are
-    // applied in their order, the block never put in the live table (the free carries its site
-    // and size).
-    bool in_message = false;
   };
   // Time order, a free first at the same instant (an address is released before it is reused);
   // arrival order decides the rest.
   static bool happened_before(const Pending& a, const Pending& b) {
     return a.ns != b.ns ? a.ns < b.ns : a.is_free && !b.is_free;
-  }
-  // The order records are applied in: time, then arrival (their place in pending_).
-  static bool applied_before(const Pending& a, const Pending& b) {
-    if (happened_before(a, b)) return true;
-    return !happened_before(b, a) && &a < &b;
   }
   // Appends to pending_, noting where a new sorted run of it begins.
   void add_pending(const Pending& p) {
@@ -173,16 +163,9 @@ class AgentSource {
   // An AllocRecord and a FreeRecord at `at`, their size checked.
   void alloc_record(const unsigned char* at);
   void free_record(const unsigned char* at);
-  void free_in_message_record(const unsigned char* at);
   void fence(std::uint16_t kind, const unsigned char* at, std::uint32_t size);
   void drain_epoch();
-  // False if no block is live at `address` in the table.
-  bool apply_free(std::uint64_t address);
-  // A free `f` (not in its allocation's message) that found no block in the table: the block may be
-  // another thread's, allocated and freed later in one of its messages, which the table never held
-  // (the other thread's free named its own allocation, not knowing this one freed it). If so it
-  // ends here, and that later free is applied as any free. False if there is no such block.
-  bool free_block_in_message(const Pending& f);
+  void apply_free(std::uint64_t address);
   BlockInfo block_info(std::uint64_t address, const Live& live) const;
   std::vector<BlockInfo> live_blocks(bool reachable_wanted, bool all) const;
 
@@ -224,15 +207,6 @@ class AgentSource {
   static constexpr std::size_t kFlushRecords = std::size_t{1} << 16;  // 2 MiB of Pending
   std::vector<Pending> pending_;
   std::vector<std::size_t> run_begins_;  // of pending_'s maximal sorted runs
-  // The message being read: its allocation and free records so far, and where in pending_ those of
-  // them not yet applied begin (a fence inside it applies the records before).
-  std::size_t message_events_ = 0;
-  std::size_t message_first_pending_ = 0;
-  // Whether pending_ holds allocations freed in their message, and those, by address (made only
-  // when a free found no block: free_block_in_message).
-  bool pending_in_message_ = false;
-  std::vector<std::pair<std::uint64_t, std::uint32_t>> in_message_by_address_;
-  bool in_message_indexed_ = false;
   LiveTable<Live> live_;
   // Each site's frames as the agent sent them (agent::SiteRecord): the ones it does not share
   // with its base site (the site of the thread's previous site record), end to end in chunks that
