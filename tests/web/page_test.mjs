@@ -252,6 +252,13 @@ if (growthProgram) {
     assert.match(await page.$eval("#diff-sentence", (e) => e.textContent), /, \d+ listed in one run only$/);
     assert.ok((await page.$eval("#diff-page", (e) => e.textContent)).includes("dead-held peaknot measured → not measured"));
     assert.equal(cells[6], "- → -");
+    // By growth (the page's choice: B grows), the growing site is all new in B: A does not list it,
+    // and what A left out has no growth. Orange.
+    assert.equal(await page.$eval("#diff-measure", (s) => s.value), "growth");
+    const byGrowth = await page.$$eval("#diff-flame svg g.frame", (gs) => gs.map((g) => [g.textContent, g.querySelector("rect").getAttribute("fill")]));
+    const newSite = byGrowth.find(([text]) => text.startsWith("main (growth.c:"));
+    assert.ok(newSite, `frames: ${byGrowth.map(([t]) => t)}`);
+    assert.equal(newSite[1], "rgb(255,190,90)");
     // By peak, no frame is "all of it new in B" (d3-flame-graph's orange): B's sites that A does not
     // list changed by what they exceed A's largest left-out peak at most (the growing site, 116 KiB
     // of its 120 KiB: red), or not at all.
@@ -351,13 +358,13 @@ if (growthProgram) {
       return n;
     });
     assert.ok(inked > 500, `diff timeline has ${inked} drawn pixels`);
-    // The growing constant's frame is red (it grew from A to B), and the flame graph zooms.
+    // The growing constant's frame is red: it grew from A (where it was listed, bounded: no growth)
+    // to B, all of its growth new, but the site is no new one (not d3-flame-graph's orange).
     assert.equal(await page.$eval("#diff-measure", (s) => s.value), "growth");
     const fills = await page.$$eval("#diff-flame svg g.frame", (gs) => gs.map((g) => [g.textContent, g.querySelector("rect").getAttribute("fill")]));
     const grown = fills.find(([text]) => text.startsWith("tleak::runtime::constant"));
     assert.ok(grown, `frames: ${fills.map(([t]) => t)}`);
-    const [r, g, b] = grown[1].match(/\d+/g).map(Number);
-    assert.ok(r > g && r > b, `the grown frame is ${grown[1]}`);
+    assert.equal(grown[1], "rgb(220,0,0)", `the grown frame is ${grown[1]}`);
     await page.screenshot({ path: path.join(outDir, "diff.png"), fullPage: true });
     assert.deepEqual(errors, [], "console errors");
     assert.deepEqual(requests, [], "requests beyond the page");

@@ -12,7 +12,9 @@ import { el, figureList } from "./dom.js";
 // One tree of stacks: widths from the second run (the first's for a site that is gone), and each
 // site's change of the measure as the delta of its innermost frame. A site one run does not list,
 // where that run left bounded sites out, may be among them: by peak it changed only by what its
-// peak exceeds the largest left out there (the other measures those sites have none of).
+// peak exceeds the largest left out there (the other measures those sites have none of). A frame
+// with a site A lists is `listedInA`: d3-flame-graph colours a frame whose change is all of its
+// width as new in B, which a site A lists with nothing of the measure (a growth from zero) is not.
 export function differentialTree(a, b, measure) {
   const keys = matchingKeys(a, b);
   const before = new Map();
@@ -35,7 +37,24 @@ export function differentialTree(a, b, measure) {
     seen.add(key);
   }
   const changed = entries.filter(([site, weight]) => weight > 0 || deltas.get(site) !== 0);
-  return stackTree(changed, (node, site) => { node.delta = (node.delta || 0) + deltas.get(site); });
+  const root = stackTree(changed, (node, site) => {
+    node.delta = (node.delta || 0) + deltas.get(site);
+    if (before.has(keys.get(site))) node.listedInA = true;
+  });
+  const markListed = (node) => {
+    for (const child of node.children) if (markListed(child)) node.listedInA = true;
+    return node.listedInA === true;
+  };
+  markListed(root);
+  return root;
+}
+
+// d3-flame-graph's differential colours (red grew, blue shrank, orange all new in B), but full red
+// for a frame all of whose change is new though A lists a site of it.
+const NEW_IN_B = "rgb(255,190,90)", ALL_GREW = "rgb(220,0,0)";
+function diffColor(d, original) {
+  const colour = colorMapper.differentialColorMapper(d, original);
+  return colour === NEW_IN_B && d.data.listedInA ? ALL_GREW : colour;
 }
 
 // A line per run that left bounded sites out of its report: a site the other run lists may be
@@ -127,7 +146,7 @@ export function renderDiff(data) {
       return;
     }
     const chart = flamegraph().width(Math.max(480, host.clientWidth || 900)).cellHeight(18).inverted(true).minFrameSize(1)
-      .transitionDuration(0).sort(true).computeDelta(true).setColorMapper(colorMapper.differentialColorMapper)
+      .transitionDuration(0).sort(true).computeDelta(true).setColorMapper(diffColor)
       .label((d) => `${d.data.name}: ${bytes(d.value)} in B, ${d.delta >= 0 ? "+" : ""}${bytes(d.delta)} from A`);
     select(host).datum(root).call(chart);
   };
