@@ -58,6 +58,42 @@ TEST_F(ProgramRun, NumpyLoopKeepingArraysIsGrowthAndTheFixedOneBounded) {
   EXPECT_EQ(c.differed, 0) << r.err;
 }
 
+// numpy's array data and its shape, allocated for one product on one line of the script's, are two
+// sites under the same frames as the text shows them; Debian's numpy is stripped, so what sets
+// them apart is a frame with no name: each entry says which, by module and offset.
+TEST_F(ProgramRun, NumpysTwoSitesOnOneLineAreToldApartInTheText) {
+  const std::string script = std::string(TLEAK_SOURCE_DIR) + "/tests/programs/numpy_products_kept.py";
+  const auto r = tleak_run({}, {TLEAK_PYTHON, script});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "kept 200\n");
+  const std::string keep = "numpy_products_kept.py:" + std::to_string(line_of("numpy_products_kept.py", "KEEP")) + " in <module>";
+  std::vector<double> slopes;
+  for (const Json& site : report_["sites"]) {
+    if (site["verdict"] != "growth" || site["label"] != keep) continue;
+    bool product = false;
+    for (const Json& f : site["frames"]) product = product || f["function"] == "PyNumber_Multiply";
+    if (product) slopes.push_back(site["growth"]["slope_bytes_per_iteration"].get<double>());
+  }
+  // 64 x 64 float64, and two dimensions' sizes and strides.
+  ASSERT_EQ(slopes.size(), 2u) << r.err;
+  EXPECT_NEAR(slopes[0], 32768.0, 32768.0 * 0.02) << r.err;
+  EXPECT_NEAR(slopes[1], 32.0, 32.0 * 0.05) << r.err;
+  // In the text, each of the two entries: its reason, then the frame that sets it apart.
+  std::vector<std::string> parts;
+  const auto line_at = [&](std::size_t at) { return r.err.substr(at, r.err.find('\n', at) - at); };
+  const std::string multiply = "           at PyNumber_Multiply";
+  for (std::size_t at = r.err.find("  growth   " + keep + " ["); at != std::string::npos;
+       at = r.err.find("  growth   " + keep + " [", at + 1)) {
+    const std::size_t reason = r.err.find('\n', at) + 1, second = r.err.find('\n', reason) + 1;
+    const std::size_t third = r.err.find('\n', second) + 1;
+    // Without the line that sets it apart, the entry's frames begin at once (and the check fails).
+    if (line_at(second) == multiply || line_at(third) == multiply) parts.push_back(line_at(second));
+  }
+  ASSERT_EQ(parts.size(), 2u) << r.err;
+  for (const std::string& part : parts) EXPECT_TRUE(part.starts_with("           via _multiarray_umath")) << r.err;
+  EXPECT_NE(parts[0], parts[1]) << r.err;
+}
+
 // A library called deep below the user's code (a model's layers): the 12 Python frames a stack
 // keeps are all the library's, and the agent goes on to the innermost frame of the user's code,
 // after a frame that says how many it left out. The site is named by the user's line.

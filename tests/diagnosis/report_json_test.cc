@@ -369,6 +369,52 @@ TEST(ReportText, SitesThatReadAlikeSayWhatSetsThemApart) {
   EXPECT_EQ(text.find("via", at_other), std::string::npos) << text;
 }
 
+// Debian's numpy is stripped: an array's data and its shape, allocated on one line of the user's,
+// part only in frames with no name, at different depths. Each is told by its innermost such frame
+// the other lacks (by module and offset: debug symbols installed later resolve it); a named one
+// still comes first.
+TEST(ReportText, SitesThatPartOnlyInAStrippedLibrarySayWhereByOffset) {
+  Report r = sample_report();
+  r.run.program = ProgramInfo{};
+  r.sites.clear();
+  const Frame alloc{1, "malloc", "libc.so.6", 1, "", 0};
+  const Frame data{2, "??", "_multiarray_umath.so", 0xde138, "", 0};
+  const Frame data_caller{9, "??", "_multiarray_umath.so", 0xde6ee, "", 0};
+  const Frame shape{3, "??", "_multiarray_umath.so", 0x117fc7, "", 0};
+  const Frame common{4, "??", "_multiarray_umath.so", 0x118516, "", 0};
+  const Frame named_common{5, "PyObject_CallFunctionObjArgs", "python3.11", 0x145c48, "", 0};
+  const Frame multiply{6, "PyNumber_Multiply", "python3.11", 0x1a6b21, "", 0};
+  const Frame users{7, "features", "/home/me/cache.py", 0, "/home/me/cache.py", 5, FrameKind::kPython};
+  SiteReport first;
+  first.verdict = "growth";
+  first.reason = "first";
+  // One frame deeper than `second`'s: what is shown begins at another depth, and reads the same.
+  first.frames = {alloc, data, data_caller, common, named_common, multiply, users};
+  first.label = site_label(first.frames);
+  SiteReport second = first;
+  second.reason = "second";
+  // And with a frame more shown: `first`'s stack was cut at the depth kept.
+  const Frame eval{10, "PyEval_EvalCode", "python3.11", 0x1236bb, "", 0};
+  second.frames = {alloc, shape, common, named_common, multiply, users, eval};
+  // Parts from `first` at a named frame deeper than an unnamed one: the name is said.
+  const Frame named_part{8, "PyArray_NewFromDescr", "_multiarray_umath.so", 0x120000, "", 0};
+  SiteReport third = first;
+  third.reason = "third";
+  third.frames = {alloc, shape, named_part, named_common, multiply, users};
+  r.sites = {first, second, third};
+  const std::string text = render_text(r, 10);
+  ASSERT_EQ(first.label, "cache.py:5 in features");
+  const auto line_after = [&](const std::string& reason) {
+    const auto at = text.find(reason + "\n");
+    if (at == std::string::npos) return std::string("(no such site)");
+    const auto start = at + reason.size() + 1;
+    return text.substr(start, text.find('\n', start) - start);
+  };
+  EXPECT_EQ(line_after("first"), "           via _multiarray_umath.so+0xde138") << text;
+  EXPECT_EQ(line_after("second"), "           via _multiarray_umath.so+0x117fc7") << text;
+  EXPECT_EQ(line_after("third"), "           via PyArray_NewFromDescr") << text;
+}
+
 }  // namespace
 }  // namespace tleak::diagnosis
 

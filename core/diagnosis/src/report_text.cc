@@ -43,10 +43,14 @@ constexpr std::size_t kShownFrames = 3;
 
 bool shown_alike(const SiteReport& a, const SiteReport& b, PythonUsersCode mine) {
   const std::size_t fa = first_shown_frame(a, mine), fb = first_shown_frame(b, mine);
-  if (a.label != b.label || fa != fb) return false;
+  // By what is shown, not where: the stacks of numpy's array data and of its shape under one
+  // "PyNumber_Multiply" are of different depths below it, and the deeper one, cut at the stack
+  // depth kept, may show fewer frames: the frames both show read the same.
+  if (a.label != b.label) return false;
   for (std::size_t k = 0; k < kShownFrames; ++k) {
     const bool in_a = fa + k < a.frames.size(), in_b = fb + k < b.frames.size();
-    if (in_a != in_b || (in_a && !shown_alike(a.frames[fa + k], b.frames[fb + k]))) return false;
+    if (!in_a || !in_b) return k > 0;
+    if (!shown_alike(a.frames[fa + k], b.frames[fb + k])) return false;
   }
   return true;
 }
@@ -54,17 +58,29 @@ bool shown_alike(const SiteReport& a, const SiteReport& b, PythonUsersCode mine)
 // For a site that would read exactly like another listed (same label, same frames shown: a
 // PyTorch line whose module call allocates in several places), the function on its allocation path
 // that the other's lacks: its innermost named frame, past allocation plumbing, not among the
-// other's hidden frames ("t::call", the transpose, beside "addmm::call"). Null if there is none.
+// other's hidden frames ("t::call", the transpose, beside "addmm::call"). Where the paths part only
+// in a stripped library (Debian's numpy: an array's data and its shape, both under
+// "PyNumber_Multiply"), its innermost such frame by module and offset, which debug symbols
+// installed later resolve. Null if there is none.
 const Frame* where_stacks_part(const SiteReport& s, const SiteReport& other, PythonUsersCode mine) {
   const std::size_t hidden = first_shown_frame(s, mine), other_hidden = first_shown_frame(other, mine);
+  const auto in_other = [&](const Frame& frame) {
+    for (std::size_t m = 0; m < other_hidden; ++m) {
+      if (shown_alike(frame, other.frames[m])) return true;
+    }
+    return false;
+  };
+  const Frame* unnamed_part = nullptr;
   for (std::size_t k = 0; k < hidden; ++k) {
     const Frame& frame = s.frames[k];
-    if (frame.function.empty() || frame.function == "??" || is_allocation_plumbing(frame)) continue;
-    bool shared = false;
-    for (std::size_t m = 0; m < other_hidden && !shared; ++m) shared = shown_alike(frame, other.frames[m]);
-    if (!shared) return &frame;
+    if (is_allocation_plumbing(frame) || in_other(frame)) continue;
+    if (frame.function.empty() || frame.function == "??") {
+      if (unnamed_part == nullptr && !frame.module.empty()) unnamed_part = &frame;
+      continue;
+    }
+    return &frame;
   }
-  return nullptr;
+  return unnamed_part;
 }
 
 }  // namespace
