@@ -49,12 +49,13 @@ std::size_t user_python_frame(const std::vector<Frame>& frames, PythonUsersCode 
 
 }  // namespace
 
+bool frame_has_name(const Frame& frame) { return !frame.function.empty() && frame.function != "??"; }
+
 std::string frame_short_name(const Frame& frame) {
   // A Python function's name is no C++ name to shorten ("Model.<locals>.step"), and tleak's own
   // Python frames say what they stand for in words ("(10 Python frames left out)").
   if (frame.kind == FrameKind::kPython) return frame.function;
-  const bool unnamed = frame.function.empty() || frame.function == "??";
-  if (!unnamed || frame.module.empty()) return short_function(frame.function);
+  if (frame_has_name(frame) || frame.module.empty()) return short_function(frame.function);
   char offset[32];
   std::snprintf(offset, sizeof offset, "+0x%llx", static_cast<unsigned long long>(frame.module_offset));
   return frame.module + offset;
@@ -105,7 +106,7 @@ std::string site_label(const std::vector<Frame>& frames, PythonUsersCode mine) {
   if (user > 0 && is_runtime(frames[user - 1])) label = short_function(frames[user - 1].function) + " in " + label;
   if (!chosen.file.empty()) {
     label += " (" + std::string(file_name(chosen.file)) + ":" + std::to_string(chosen.line) + ")";
-  } else if (!chosen.module.empty() && chosen.function != "??") {
+  } else if (!chosen.module.empty() && frame_has_name(chosen)) {
     label += " (" + chosen.module + ")";
   } else if (!chosen.module.empty()) {
     // A function without a symbol (static, in a stripped module: Debian's python3 has only its
@@ -113,7 +114,7 @@ std::string site_label(const std::vector<Frame>& frames, PythonUsersCode mine) {
     // name says which code that place belongs to ("python3.11+0x22d1da (called from PyList_New)").
     for (std::size_t i = user + 1; i < frames.size() && frames[i].kind == FrameKind::kNative; ++i) {
       if (frames[i].module != chosen.module) break;
-      if (!frames[i].function.empty() && frames[i].function != "??") {
+      if (frame_has_name(frames[i])) {
         label += " (called from " + short_function(frames[i].function) + ")";
         break;
       }

@@ -75,7 +75,7 @@ std::string frame_name(const Frame& frame) {
   // An address no symbol covers (a stripped module) is named by its place in its module, as in
   // the text summary: under one "?? [module]" every such frame of a module would merge into one
   // node of a flame graph.
-  const bool unnamed = frame.function.empty() || frame.function == "??";
+  const bool unnamed = !frame_has_name(frame);
   if (unnamed && !frame.module.empty()) return frame_short_name(frame);
   const std::string function = unnamed ? "??" : frame.function;
   if (!frame.file.empty() && frame.line > 0) {

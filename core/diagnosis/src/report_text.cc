@@ -74,7 +74,7 @@ const Frame* where_stacks_part(const SiteReport& s, const SiteReport& other, Pyt
   for (std::size_t k = 0; k < hidden; ++k) {
     const Frame& frame = s.frames[k];
     if (is_allocation_plumbing(frame) || in_other(frame)) continue;
-    if (frame.function.empty() || frame.function == "??") {
+    if (!frame_has_name(frame)) {
       if (unnamed_part == nullptr && !frame.module.empty()) unnamed_part = &frame;
       continue;
     }
