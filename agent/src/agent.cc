@@ -491,6 +491,8 @@ void write_python_frame(ThreadBuffer* buffer, const NewPythonFrame& f) {
   record->header = {RecordKind::kPythonFrame, 0, size};
   record->id = f.id;
   record->line = line;
+  record->column = d.column;
+  record->end_column = d.end_column;
   record->file_bytes = file_bytes;
   record->function_bytes = function_bytes;
   std::memcpy(at + sizeof(PythonFrameRecord), file, file_bytes);

@@ -57,12 +57,14 @@ struct LineTableReader {
   }
 };
 
-// The line of `instruction` (in code units) in the code object's location table `table`, read on
-// from where `d` found the entry before (`d` describes this code, its first line and the table's
-// size included: python_describe) when it is not past it, else from the start.
+// The line of `instruction` (in code units) in the code object's location table `table`, and the
+// columns of its expression into d->column and d->end_column, read on from where `d` found the entry
+// before (`d` describes this code, its first line and the table's size included: python_describe)
+// when it is not past it, else from the start.
 std::int32_t line_of(std::uintptr_t table, std::uint32_t instruction, PythonDescription* d) {
   const PythonLayout& l = *g_layout;
   std::int32_t line = d->first_line;
+  d->column = d->end_column = -1;
   const std::int64_t size = d->table_bytes;
   if (table == 0 || size <= 0 || size > (1 << 24)) return line;
   const auto* base = reinterpret_cast<const std::uint8_t*>(table + l.bytes_data);
@@ -80,25 +82,41 @@ std::int32_t line_of(std::uintptr_t table, std::uint32_t instruction, PythonDesc
     const int code_kind = (first >> 3) & 15;
     const std::uint32_t length = (first & 7) + 1;
     bool has_line = true;
+    // Columns as CPython's own reader takes them (Objects/codeobject.c): the long form stores each
+    // plus one, 0 for none; the short forms hold the start's high bits in the code.
+    std::int32_t column = -1, end_column = -1;
     if (code_kind == 15) {
       has_line = false;
     } else if (code_kind == 14) {
       line += r.svarint();
-      r.varint();
-      r.varint();
-      r.varint();
+      const std::uint32_t more_lines = r.varint();
+      column = static_cast<std::int32_t>(r.varint()) - 1;
+      end_column = static_cast<std::int32_t>(r.varint()) - 1;
+      if (more_lines != 0) end_column = -1;  // its end is on a later line: unknown on this one
     } else if (code_kind == 13) {
       line += r.svarint();
     } else if (code_kind >= 10) {
       line += code_kind - 10;
+      if (r.end - r.p >= 2) {
+        column = r.p[0];
+        end_column = r.p[1];
+      }
       r.p += 2;
     } else {
+      if (r.p < r.end) {
+        column = (code_kind << 3) | ((*r.p >> 4) & 7);
+        end_column = column + (*r.p & 15);
+      }
       r.p += 1;
     }
     if (instruction < address + length) {
       d->entry_offset = static_cast<std::uint32_t>(entry - base);
       d->entry_address = address;
       d->entry_line = line_before;
+      if (has_line && column >= 0) {
+        d->column = column;
+        d->end_column = end_column >= column ? end_column : -1;
+      }
       return has_line ? line : -1;
     }
     address += length;

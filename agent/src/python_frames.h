@@ -91,6 +91,7 @@ struct PythonDescription {
   char file[512];
   char function[256];
   std::int32_t line = 0;
+  std::int32_t column = -1, end_column = -1;  // of the instruction's expression on its line; -1: none
   // The code object described last, the objects it held (a code object freed and another made at
   // its address, as a loop of exec() can, must differ in one of them, or in its first line or its
   // table's size, to be read afresh: the same bar as a frame's id, whose cache takes code, file and
@@ -103,7 +104,7 @@ struct PythonDescription {
   std::int32_t entry_line = 0;
 };
 
-// Resolves a captured frame once: file, qualified name (NUL-terminated) and line into `*d`, which
+// Resolves a captured frame once: file, qualified name (NUL-terminated), line and columns into `*d`, which
 // holds the previous description (of the same thread) or is new.
 void python_describe(const PythonFrame& frame, PythonDescription* d);
 

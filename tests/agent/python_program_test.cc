@@ -2,6 +2,9 @@
 // at the user's own lines (past the kept frames, in `python3 -c` code), and their threads.
 #include "program_run.h"
 
+#include <fstream>
+#include <map>
+
 namespace tleak::program_tests {
 
 namespace {
@@ -92,6 +95,47 @@ TEST_F(ProgramRun, NumpysTwoSitesOnOneLineAreToldApartInTheText) {
   ASSERT_EQ(parts.size(), 2u) << r.err;
   for (const std::string& part : parts) EXPECT_TRUE(part.starts_with("           via _multiarray_umath")) << r.err;
   EXPECT_NE(parts[0], parts[1]) << r.err;
+}
+
+// Two arrays kept per iteration from two calls on one line: two growing sites whose stacks part
+// only in where on that line each call is. The script's frame carries each call's columns, and
+// the text quotes each site's own call.
+TEST_F(ProgramRun, TwoCallsOnOneLineAreToldApartByTheirColumns) {
+  const std::string script = std::string(TLEAK_SOURCE_DIR) + "/tests/programs/numpy_pair_kept.py";
+  const auto r = tleak_run({}, {TLEAK_PYTHON, script});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "kept 200\n");
+  const int line = line_of("numpy_pair_kept.py", "KEEP");
+  std::string text;
+  {
+    std::ifstream in(script);
+    for (int n = 0; n < line; ++n) std::getline(in, text);
+  }
+  const std::string keep = "numpy_pair_kept.py:" + std::to_string(line) + " in <module>";
+  // Each call's first byte counted from 1, and one past its last, as Python's co_positions has it.
+  const auto columns_of = [&](const std::string& call) {
+    const auto at = static_cast<int>(text.find(call));
+    return std::pair<int, int>{at + 1, at + 1 + static_cast<int>(call.size())};
+  };
+  std::map<std::pair<int, int>, double> slope_by_columns;
+  for (const Json& site : report_["sites"]) {
+    if (site["verdict"] != "growth" || site["label"] != keep) continue;
+    for (const Json& f : site["frames"]) {
+      if (f["kind"] != "python" || f["line"] != line || !f.contains("column")) continue;
+      slope_by_columns[{f["column"].get<int>(), f.value("end_column", 0)}] += site["growth"]["slope_bytes_per_iteration"].get<double>();
+    }
+  }
+  // 1,000 and 3,000 float64 a step (and each array's shape and strides, 16 bytes, beside them).
+  ASSERT_EQ(slope_by_columns.count(columns_of("np.zeros(1000)")), 1u) << report_["sites"].dump(1).substr(0, 6000);
+  ASSERT_EQ(slope_by_columns.count(columns_of("np.zeros(3000)")), 1u) << r.err;
+  EXPECT_NEAR(slope_by_columns[columns_of("np.zeros(1000)")], 8000.0 + 16, 8000.0 * 0.02) << r.err;
+  EXPECT_NEAR(slope_by_columns[columns_of("np.zeros(3000)")], 24000.0 + 16, 24000.0 * 0.02) << r.err;
+  // In the text, each entry of the line says which call it is.
+  for (const char* call : {"np.zeros(1000)", "np.zeros(3000)"}) {
+    const std::string via = "           via " + std::string(call) + "  numpy_pair_kept.py:" + std::to_string(line) + ":" +
+                            std::to_string(columns_of(call).first) + "\n";
+    EXPECT_NE(r.err.find(via), std::string::npos) << via << r.err;
+  }
 }
 
 // A library called deep below the user's code (a model's layers): the 12 Python frames a stack

@@ -49,6 +49,40 @@ TEST(ReportJson, RoundTripsEveryField) {
   EXPECT_EQ(j["sites"][0]["frames"][0].contains("address"), false);  // never raw addresses
 }
 
+// A Python frame's columns are written where known and read back; a native frame has none, and
+// a report without them (every report before them) reads with none.
+TEST(ReportJson, APythonFramesColumnsRoundTripAndAreRangeChecked) {
+  Report r = sample_report();
+  Frame call{0x8000000000000007ull, "Model.forward", "/srv/serve.py", 0, "/srv/serve.py", 9, FrameKind::kPython};
+  call.column = 16;
+  call.end_column = 48;
+  r.sites[0].frames.push_back(call);
+  const nlohmann::json j = to_json(r);
+  EXPECT_FALSE(j["sites"][0]["frames"][0].contains("column"));
+  EXPECT_EQ(j["sites"][0]["frames"][1]["column"], 16);
+  EXPECT_EQ(j["sites"][0]["frames"][1]["end_column"], 48);
+  EXPECT_EQ(nlohmann::json::parse(report_file_text(r)), j);
+  const Report back = report_from_json(j);
+  EXPECT_EQ(back.sites[0].frames[1].column, 16);
+  EXPECT_EQ(back.sites[0].frames[1].end_column, 48);
+  EXPECT_EQ(back.sites[0].frames[0].column, 0);
+  for (const auto& [column, end] : std::vector<std::pair<nlohmann::json, nlohmann::json>>{
+           {0, 5}, {-3, 5}, {16, 16}, {16, 2}, {nlohmann::json(), 5}, {16, 1048578}, {4294967313ll, nullptr}}) {
+    nlohmann::json bad = j;
+    auto& frame = bad["sites"][0]["frames"][1];
+    frame.erase("column");
+    frame.erase("end_column");
+    if (!column.is_null()) frame["column"] = column;
+    if (!end.is_null()) frame["end_column"] = end;
+    try {
+      report_from_json(bad);
+      ADD_FAILURE() << "read a frame with column " << column << ", end " << end;
+    } catch (const ReportError& e) {
+      EXPECT_NE(std::string(e.what()).find("column"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(ReportJson, AbsentValuesAreNullAndComeBackAbsent) {
   Report original = sample_report();
   nlohmann::json j = to_json(original);
@@ -415,6 +449,57 @@ TEST(ReportText, SitesThatPartOnlyInAStrippedLibrarySayWhereByOffset) {
   EXPECT_EQ(line_after("third"), "           via PyArray_NewFromDescr") << text;
 }
 
+// Two sites from two calls on one line of the user's (a layer applied to another's output) read
+// alike frame by frame: each says which call is its own, quoted from the file with its column,
+// and by its frame's name where the file cannot be read.
+TEST(ReportText, CallsOnOneLineAreToldApartByTheirExpression) {
+  const std::string source = write_temp("tleak_two_calls.py", "class Model:\n    def forward(self, x):\n"
+                                                              "        return self.l2(torch.relu(self.l1(x)))\n");
+  Report r = sample_report();
+  r.run.program = ProgramInfo{};
+  r.sites.clear();
+  const Frame alloc{1, "operator new(unsigned long)", "libstdc++.so.6", 1, "", 0};
+  const Frame addmm{2, "at::_ops::addmm::call()", "libtorch_cpu.so", 2, "", 0};
+  const Frame call_impl{3, "Module._call_impl", "module.py", 0, "/usr/lib/python3/dist-packages/torch/nn/modules/module.py",
+                        1194, FrameKind::kPython};
+  Frame outer{4, "Model.forward", source, 0, source, 3, FrameKind::kPython};
+  outer.column = 16;  // self.l2(...), to the line's end
+  outer.end_column = 47;
+  Frame inner = outer;
+  inner.address = 5;
+  inner.column = 35;  // self.l1(x)
+  inner.end_column = 45;
+  SiteReport first;
+  first.verdict = "growth";
+  first.reason = "first";
+  first.frames = {alloc, addmm, call_impl, inner, call_impl};
+  first.label = site_label(first.frames);
+  SiteReport second = first;
+  second.reason = "second";
+  second.frames = {alloc, addmm, call_impl, outer, call_impl};
+  r.sites = {first, second};
+  const auto line_after = [&](const std::string& text, const std::string& reason) {
+    const auto at = text.find(reason + "\n");
+    if (at == std::string::npos) return std::string("(no such site)");
+    const auto start = at + reason.size() + 1;
+    return text.substr(start, text.find('\n', start) - start);
+  };
+  std::string text = render_text(r, 10);
+  EXPECT_EQ(line_after(text, "first"), "           via self.l1(x)  tleak_two_calls.py:3:35") << text;
+  EXPECT_EQ(line_after(text, "second"), "           via self.l2(torch.relu(self.l1(x)))  tleak_two_calls.py:3:16") << text;
+  // A file changed since, whose line no longer reaches the columns: the frame's name.
+  std::ofstream(source) << "x = 1\n\nshort\n";
+  text = render_text(r, 10);
+  EXPECT_EQ(line_after(text, "first"), "           via Model.forward  tleak_two_calls.py:3:35") << text;
+  std::filesystem::remove(source);
+  text = render_text(r, 10);
+  EXPECT_EQ(line_after(text, "second"), "           via Model.forward  tleak_two_calls.py:3:16") << text;
+  // Without columns (a report from before them) they read alike, and nothing is made up.
+  for (SiteReport& s : r.sites) s.frames[3].column = s.frames[3].end_column = 0;
+  text = render_text(r, 10);
+  EXPECT_EQ(text.find("via"), std::string::npos) << text;
+}
+
 }  // namespace
 }  // namespace tleak::diagnosis
 
@@ -427,6 +512,13 @@ TEST(ReportJson, FileTextIsTheSameDocumentAsToJson) {
   Report r = sample_report();
   r.sites[0].live_bytes_at_samples = {0, 1, -2, 9223372036854775807LL};
   Frame odd{0x5678123, "f\"q\\\n\x01", "m\xc3\xa9", 7, "caf\xc3\xa9.py", 3, FrameKind::kPython};
+  r.sites[0].frames.push_back(odd);
+  odd.address = 0x5678124;
+  odd.column = 1;
+  odd.end_column = 1048577;
+  r.sites[0].frames.push_back(odd);
+  odd.address = 0x5678125;
+  odd.end_column = 0;  // runs on past its line
   r.sites[0].frames.push_back(odd);
   odd.address = 0;
   r.sites[0].frames.push_back(odd);

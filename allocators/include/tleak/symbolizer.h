@@ -33,6 +33,11 @@ struct Frame {
   std::string file;      // source file, empty without debug info
   int line = 0;
   FrameKind kind = FrameKind::kNative;
+  // A Python frame's expression on its line, in bytes counted from 1, the end one past its last
+  // byte (SARIF's convention); 0: not known (every native frame). Two calls on one line are two
+  // frames of one line, told apart only here.
+  int column = 0;
+  int end_column = 0;
 };
 
 // A loaded object of a process as recorded while it ran, so that its addresses can be resolved

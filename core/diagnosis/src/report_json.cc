@@ -37,9 +37,13 @@ NLOHMANN_JSON_NAMESPACE_END
 namespace tleak {
 
 // Frames live in allocators/; their JSON form is defined here, beside the report's.
+// A frame's columns are written only where known (a Python frame's): reports stay as they were for
+// every native frame, and a report without them reads as before.
 void to_json(nlohmann::json& j, const Frame& f) {
   j = {{"function", f.function}, {"module", f.module}, {"offset", f.module_offset},
        {"file", f.file},         {"line", f.line},     {"kind", frame_kind_name(f.kind)}};
+  if (f.column > 0) j["column"] = f.column;
+  if (f.column > 0 && f.end_column > f.column) j["end_column"] = f.end_column;
 }
 void from_json(const nlohmann::json& j, Frame& f) {
   j.at("function").get_to(f.function);
@@ -48,6 +52,21 @@ void from_json(const nlohmann::json& j, Frame& f) {
   j.at("file").get_to(f.file);
   j.at("line").get_to(f.line);
   f.kind = diagnosis::frame_kind_in_report(j.at("kind").get_ref<const std::string&>());
+  // Columns as the agent gives them: from 1 up to a line of a megabyte and one past its end.
+  constexpr std::int64_t kMaxColumn = (std::int64_t{1} << 20) + 1;
+  f.column = f.end_column = 0;
+  if (const auto column = j.find("column"); column != j.end()) {
+    const auto value = column->get<std::int64_t>();
+    if (value < 1 || value > kMaxColumn) throw diagnosis::ReportError("malformed report: a frame's column out of range");
+    f.column = static_cast<int>(value);
+  }
+  if (const auto end = j.find("end_column"); end != j.end()) {
+    const auto value = end->get<std::int64_t>();
+    if (f.column == 0 || value <= f.column || value > kMaxColumn) {
+      throw diagnosis::ReportError("malformed report: a frame's end_column not past its column");
+    }
+    f.end_column = static_cast<int>(value);
+  }
 }
 
 namespace diagnosis {
@@ -185,7 +204,18 @@ void append_string(std::string& out, const std::string& text) {
 
 // One frame, keys in the order nlohmann writes them (sorted), so both writers agree byte for byte.
 void append_frame(std::string& out, const Frame& f) {
-  out += "{\"file\":";
+  out += '{';
+  if (f.column > 0) {
+    out += "\"column\":";
+    append_integer(out, f.column);
+    out += ',';
+    if (f.end_column > f.column) {
+      out += "\"end_column\":";
+      append_integer(out, f.end_column);
+      out += ',';
+    }
+  }
+  out += "\"file\":";
   append_string(out, f.file);
   out += ",\"function\":";
   append_string(out, f.function);

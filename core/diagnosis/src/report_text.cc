@@ -6,6 +6,7 @@
 
 #include "tleak/allocator_error.h"
 #include "tleak/diagnosis/counted.h"
+#include "source_expression.h"
 #include "tleak/diagnosis/step_words.h"
 
 namespace tleak::diagnosis {
@@ -55,13 +56,31 @@ bool shown_alike(const SiteReport& a, const SiteReport& b, PythonUsersCode mine)
   return true;
 }
 
+// Where two sites that read alike part on a line they share: a Python frame at the same place in
+// both, same function and line, at another column (`self.l2(torch.relu(self.l1(x)))`: each layer's
+// allocations come from a call on the one line). Null if none does.
+const Frame* where_columns_part(const SiteReport& s, const SiteReport& other, PythonUsersCode mine) {
+  const std::size_t fs = first_shown_frame(s, mine), fo = first_shown_frame(other, mine);
+  for (std::size_t k = 0; fs + k < s.frames.size() && fo + k < other.frames.size(); ++k) {
+    const Frame& a = s.frames[fs + k];
+    const Frame& b = other.frames[fo + k];
+    if (!shown_alike(a, b)) return nullptr;
+    if (a.kind == FrameKind::kPython && a.column > 0 && b.column > 0 &&
+        (a.column != b.column || a.end_column != b.end_column)) {
+      return &a;
+    }
+  }
+  return nullptr;
+}
+
 // For a site that would read exactly like another listed (same label, same frames shown: a
 // PyTorch line whose module call allocates in several places), the function on its allocation path
 // that the other's lacks: its innermost named frame, past allocation plumbing, not among the
-// other's hidden frames ("t::call", the transpose, beside "addmm::call"). Where the paths part only
-// in a stripped library (Debian's numpy: an array's data and its shape, both under
-// "PyNumber_Multiply"), its innermost such frame by module and offset, which debug symbols
-// installed later resolve. Null if there is none.
+// other's hidden frames ("t::call", the transpose, beside "addmm::call"). Failing that, the call on
+// a shared line that is its own (where_columns_part); then, where the paths part only in a stripped
+// library (Debian's numpy: an array's data and its shape, both under "PyNumber_Multiply"), its
+// innermost such frame by module and offset, which debug symbols installed later resolve. Null if
+// there is none.
 const Frame* where_stacks_part(const SiteReport& s, const SiteReport& other, PythonUsersCode mine) {
   const std::size_t hidden = first_shown_frame(s, mine), other_hidden = first_shown_frame(other, mine);
   const auto in_other = [&](const Frame& frame) {
@@ -80,6 +99,7 @@ const Frame* where_stacks_part(const SiteReport& s, const SiteReport& other, Pyt
     }
     return &frame;
   }
+  if (const Frame* call = where_columns_part(s, other, mine)) return call;
   return unnamed_part;
 }
 
@@ -146,11 +166,23 @@ std::string render_text(const Report& r, std::size_t max_sites) {
       if (frame.kind == FrameKind::kInlined) out << "  (inlined)";
       out << "\n";
     };
+    // A call on a line another site shares: its own expression, quoted from the file, and column.
+    const auto print_call = [&](const Frame& frame) {
+      const std::optional<std::string> expression = source_expression(frame);
+      out << "           via " << (expression ? *expression : frame_short_name(frame)) << "  "
+          << file_name(frame.file) << ":" << frame.line << ":" << frame.column << "\n";
+    };
     // Every site of a group that reads alike says what sets it apart from the first other one.
     const std::size_t listed = std::min(r.sites.size(), max_sites);
     for (std::size_t j = 0; j < listed; ++j) {
       if (j == i || !shown_alike(s, r.sites[j], mine)) continue;
-      if (const Frame* part = where_stacks_part(s, r.sites[j], mine)) print("via", *part);
+      if (const Frame* part = where_stacks_part(s, r.sites[j], mine)) {
+        if (part->kind == FrameKind::kPython && part->column > 0 && where_columns_part(s, r.sites[j], mine) == part) {
+          print_call(*part);
+        } else {
+          print("via", *part);
+        }
+      }
       break;
     }
     const std::size_t first = first_shown_frame(s, mine);

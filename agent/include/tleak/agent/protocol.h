@@ -25,8 +25,9 @@ inline constexpr std::uint32_t kProtocolMagic = 0x6b61656c;  // "leak"
 // by the parent (SiteRecord); 7: the reachability answer's later pieces named (kReachMore); 8: the
 // hello names a Python program's main code without a file (PythonMainCode); 9: and its script or
 // -m module (python_target_bytes); 10: the exit fence names its thread, and the live list carries
-// the other threads' registers and stack pointers (LiveListHeader)
-inline constexpr std::uint32_t kProtocolVersion = 11;
+// the other threads' registers and stack pointers (LiveListHeader); 11: the exit scan holds the
+// other threads (kScanned); 13: a Python frame's columns (PythonFrameRecord; 12 was a trial, dropped)
+inline constexpr std::uint32_t kProtocolVersion = 13;
 inline constexpr std::uint32_t kMaxMessageBytes = 64 * 1024;
 inline constexpr std::uint32_t kMaxFrames = 64;
 // An allocation made with less of its thread's stack left than this below malloc's frame is sent
@@ -148,6 +149,11 @@ struct PythonFrameRecord {
   RecordHeader header;
   std::uint32_t id;
   std::int32_t line;  // -1: the instruction has no line
+  // Where on its line the instruction's expression begins and ends (UTF-8 byte offsets, the end
+  // exclusive, as Python's co_positions gives them); -1: not known. Two calls on one line (a layer
+  // applied to another's output) are two frames, told apart only by these.
+  std::int32_t column;
+  std::int32_t end_column;
   std::uint32_t file_bytes;      // including the NUL
   std::uint32_t function_bytes;  // including the NUL
   // followed by the file, then the function (qualified name), padded to 8
