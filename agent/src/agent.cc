@@ -130,9 +130,16 @@ bool read_number(const char* name, std::uint64_t low, std::uint64_t high, std::u
 
 void send_record(const void* data, std::uint32_t bytes) { channel_send(data, bytes); }
 
-// A fence is due when the sample period passed or the parent asked for one.
+// Whether the interpreter's finalizing was told to tleak (kFinalizing): once per process image.
+std::atomic<bool> g_finalizing_told{false};
+
+// The interpreter began finalizing and tleak was not told yet.
+bool finalizing_untold() { return !g_finalizing_told.load(std::memory_order_relaxed) && python_finalizing(); }
+
+// A fence is due when the sample period passed, the parent asked for one, or the interpreter began
+// finalizing.
 bool fence_due(std::uint64_t ns) {
-  return ns >= g_next_fence_ns.load(std::memory_order_relaxed) ||
+  return ns >= g_next_fence_ns.load(std::memory_order_relaxed) || finalizing_untold() ||
          (g_control != nullptr && (g_control->fence_requests != g_served_fences ||
                                    g_control->snapshot_requests != g_served_snapshots));
 }
@@ -194,7 +201,10 @@ void serve_fences(std::uint64_t ns) {
     g_fence_lock.unlock();
     return;
   }
-  if (g_control != nullptr && g_control->snapshot_requests != g_served_snapshots) {
+  if (finalizing_untold()) {
+    g_finalizing_told.store(true, std::memory_order_relaxed);
+    fence_locked(RecordKind::kFinalizing, nullptr);
+  } else if (g_control != nullptr && g_control->snapshot_requests != g_served_snapshots) {
     g_served_snapshots = g_control->snapshot_requests;
     g_served_fences = g_control->fence_requests;
     fence_locked(RecordKind::kSnapshot, "signal");

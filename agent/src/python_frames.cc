@@ -228,6 +228,10 @@ std::string_view python_process_main_target() { return g_main_target; }
 
 bool python_enabled() { return g_layout != nullptr; }
 
+bool python_finalizing() {
+  return g_layout != nullptr && read_at<std::uintptr_t>(g_runtime, g_layout->runtime_finalizing) != 0;
+}
+
 int python_data_only_kinds(DataOnlyKind* out, int max) {
   if (g_layout == nullptr || max < kPythonDataOnlyKinds) return 0;
   const PythonLayout& l = *g_layout;

@@ -28,6 +28,9 @@ struct PythonFrame {
 // without a layout).
 bool python_init();
 bool python_enabled();
+// Whether the interpreter has begun finalizing (Py_FinalizeEx, past the program's atexit callbacks):
+// what it frees from then on is its teardown. False without Python.
+bool python_finalizing();
 
 // The interpreter's objects whose payload is never a pointer, for the exit scan: a code object's
 // instructions, a bytes object's bytes, a str's text, a type's flags. Kinds of one type are adjacent. 0 without

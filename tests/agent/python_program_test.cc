@@ -138,6 +138,25 @@ TEST_F(ProgramRun, TwoCallsOnOneLineAreToldApartByTheirColumns) {
   }
 }
 
+// A loop sampled by time that keeps an array a step until the program ends: growth, and its
+// series ends where the loop did. The samples stop as the interpreter begins finalizing: taken on
+// through the teardown (an object finalized slowly, allocating), they had held the site level for
+// 300 ms and made it bounded ("rose by 3.4 MiB, then flat").
+TEST_F(ProgramRun, SamplesByTimeEndWhereTheInterpreterBeginsFinalizing) {
+  const std::string script = std::string(TLEAK_SOURCE_DIR) + "/tests/programs/numpy_kept_until_exit.py";
+  const auto r = tleak_run({"--sample-every", "20ms"}, {TLEAK_PYTHON, script});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "kept True\n");
+  EXPECT_EQ(r.err.find("Exception ignored"), std::string::npos) << r.err;
+  const Json& keep = site_at("numpy_kept_until_exit.py:" + std::to_string(line_of("numpy_kept_until_exit.py", "KEEP")) + " in <module>");
+  EXPECT_EQ(keep["verdict"], "growth") << keep["reason"];
+  const auto series = keep["live_bytes_at_samples"].get<std::vector<std::int64_t>>();
+  ASSERT_GE(series.size(), 10u);
+  // Still rising at the last sample: none was taken in the teardown's 300 ms.
+  EXPECT_EQ(series.back(), *std::max_element(series.begin(), series.end()));
+  EXPECT_GT(series.back(), series[series.size() - 4]);
+}
+
 // A library called deep below the user's code (a model's layers): the 12 Python frames a stack
 // keeps are all the library's, and the agent goes on to the innermost frame of the user's code,
 // after a frame that says how many it left out. The site is named by the user's line.

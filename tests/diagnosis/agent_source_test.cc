@@ -99,6 +99,28 @@ TEST(AgentSource, AFlushOrdersTheBacklogAndSamplesNothing) {
   EXPECT_EQ(source.finish().iterations, 1u);
 }
 
+// Once the Python interpreter begins finalizing, time samples stop: a site's series ends where
+// the program's own work did, not in the teardown that frees what the program kept. Its frees
+// still count (the live bytes at exit are the program's), and the program's own marks would too.
+TEST(AgentSource, TimeSamplesStopAsTheInterpreterFinalizes) {
+  AgentSource source;
+  Message m;
+  m.add(hello()).add(site(1, 1), {0x401000});
+  m.add(alloc(10, 0x1000, 100, 1)).add(tleak::testing::fence(agent::RecordKind::kFence, 1));
+  m.add(alloc(20, 0x2000, 100, 1)).add(tleak::testing::fence(agent::RecordKind::kFence, 2));
+  m.add(tleak::testing::fence(agent::RecordKind::kFinalizing, 3));
+  m.add(free_of(30, 0x1000)).add(tleak::testing::fence(agent::RecordKind::kFence, 4));
+  m.add(free_of(40, 0x2000)).add(tleak::testing::fence(agent::RecordKind::kFence, 5));
+  source.consume(m.bytes());
+  EXPECT_EQ(source.live_bytes(), 0);
+  const Recording rec = source.finish();
+  EXPECT_EQ(rec.iterations, 2u);
+  const auto site = std::find_if(rec.sites.begin(), rec.sites.end(), [](const SiteRecord& s) { return s.allocations > 0; });
+  ASSERT_NE(site, rec.sites.end());
+  EXPECT_EQ(site->series(rec.marks.size()), (std::vector<std::int64_t>{100, 200}));
+  EXPECT_EQ(site->frees, 2u);
+}
+
 TEST(AgentSource, ABacklogPastTheCachesAsksForAFlush) {
   AgentSource source;
   Message m;

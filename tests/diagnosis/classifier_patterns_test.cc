@@ -160,6 +160,45 @@ TEST(ClassifierPatterns, StepsAtRegularIntervalsThenAFallAtTheEndAreGrowth) {
   EXPECT_NEAR(f.growth.slope_bytes_per_iteration, 64.0 * 1024 / 20, 64.0 * 1024 / 20 * 0.1);
 }
 
+// A program sampled by time is sampled on through its exit: what its loop kept (outputs in a list,
+// kept from sample 31 of 42 on) is freed as the interpreter finalizes, in the last sample or two.
+// The rise before that fall is growth, fitted up to the last sample before it.
+TEST(ClassifierPatterns, GrowthFreedInTheLastSamplesAsTheProgramExitsIsGrowth) {
+  for (const int freed : {1, 2}) {
+    const int last = 42 - freed;
+    const SiteFinding f = drive(42, [&](int i) -> std::int64_t { return i <= 31 || i > last ? 0 : 5300 * (i - 31); });
+    EXPECT_EQ(f.verdict, Verdict::kGrowth) << freed << ": " << f.reason;
+    EXPECT_NEAR(f.growth.slope_bytes_per_iteration, 5300.0, 5300.0 * 0.05) << f.reason;
+    EXPECT_EQ(f.growth.last_iteration, static_cast<std::uint64_t>(last)) << f.reason;
+  }
+}
+
+// What is cut is only a fast fall at the very end: a rise that ebbs over the last third is no
+// growth, nor is a cache that filled, stayed level, and was emptied as the program ended.
+TEST(ClassifierPatterns, ASlowFallOrAPlateauEmptiedAtTheEndIsNoGrowth) {
+  const SiteFinding ebb = drive(60, [](int i) -> std::int64_t { return 4096 * (i <= 40 ? i : 80 - i); });
+  EXPECT_EQ(ebb.verdict, Verdict::kBounded) << ebb.reason;
+  const SiteFinding emptied = drive(60, [](int i) -> std::int64_t { return i == 60 ? 0 : 4096 * std::min(i, 20); });
+  EXPECT_EQ(emptied.verdict, Verdict::kBounded) << emptied.reason;
+  ASSERT_TRUE(emptied.growth.plateau_iteration.has_value()) << emptied.reason;
+  EXPECT_EQ(*emptied.growth.plateau_iteration, 20u);
+  // A fall into a level of more than the last two samples is part of the series: one step up,
+  // and down again for the last three of forty.
+  const SiteFinding down = drive(40, [](int i) -> std::int64_t { return i < 10 ? 0 : i <= 37 ? 65536 : 60000; });
+  EXPECT_EQ(down.growth.last_iteration, 40u) << down.reason;
+  EXPECT_EQ(down.verdict, Verdict::kBounded) << down.reason;
+}
+
+// A module imported while the program was sampled by time: one step up, level for ten samples,
+// and a little of it freed in the last two as the program exits. A plateau, not a pause between
+// steps (`tleak run -- python3 serve.py` had called torch's `_decomp/__init__.py:175` growth).
+TEST(ClassifierPatterns, AStepLevelThenALittleFreedInTheLastTwoSamplesIsAPlateau) {
+  const SiteFinding f = drive(30, [](int i) -> std::int64_t { return i < 19 ? 0 : i <= 28 ? 36592 : 35768; });
+  EXPECT_EQ(f.verdict, Verdict::kBounded) << f.reason;
+  ASSERT_TRUE(f.growth.plateau_iteration.has_value()) << f.reason;
+  EXPECT_EQ(*f.growth.plateau_iteration, 19u);
+}
+
 TEST(ClassifierPatterns, PlateauAfterNoisyRiseIsBounded) {
   std::mt19937 rng(5);
   std::uniform_int_distribution<std::int64_t> noise(0, 2048);

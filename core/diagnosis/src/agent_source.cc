@@ -51,7 +51,7 @@ void AgentSource::reset() {
   limits.one_thread = true;
   recorder_ = std::make_unique<Recorder>(std::vector<AllocatorInfo>{{"malloc", MemorySpace::kHost}}, limits);
   exiting_thread_ = 0;
-  hello_seen_ = user_marks_ = exit_requested_ = scan_done_ = reach_started_ = reach_complete_ = stacks_overflowed_ = false;
+  hello_seen_ = user_marks_ = finalizing_ = exit_requested_ = scan_done_ = reach_started_ = reach_complete_ = stacks_overflowed_ = false;
   judgements_.reset();
   sites_lately_ = true;
   iteration_ = clock_ = fences_ = 0;
@@ -274,6 +274,7 @@ void AgentSource::record(const unsigned char* at, std::uint32_t size) {
     case RecordKind::kSnapshot:
     case RecordKind::kExit:
     case RecordKind::kFlush:
+    case RecordKind::kFinalizing:
       fence(static_cast<std::uint16_t>(kind), at, size);
       return;
     case RecordKind::kScanned:
@@ -462,8 +463,11 @@ void AgentSource::fence(std::uint16_t kind, const unsigned char* at, std::uint32
       ++iteration_;
       recorder_->mark(iteration_, clock_, {});
       break;
+    case RecordKind::kFinalizing:
+      finalizing_ = true;
+      break;
     case RecordKind::kFence:
-      if (!user_marks_) {
+      if (!user_marks_ && !finalizing_) {
         ++iteration_;
         recorder_->mark(iteration_, clock_, {});
       }

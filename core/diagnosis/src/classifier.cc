@@ -200,6 +200,29 @@ std::optional<GrowthFigures> late_growth(std::span<const Point> points, const Cl
   return g;
 }
 
+// How many samples at the series' end are what the program freed as it ended: a fall, within the
+// last two samples (or the last twentieth, of a long run), to a level the series ends on. A program
+// sampled by time may be sampled in its teardown (a C++ program's static destructors; a Python
+// program's samples stop as the interpreter finalizes, AgentSource), and such a fall had made a
+// site that grew to the end read as no growth (the fall held its last sample below where it
+// started), and a module's import, level for ten samples and a little of it freed in the last two,
+// read as growth: the short level after the fall read as the end of a pause between steps. The fits
+// end before such a fall; none is cut when too few samples would be left.
+std::size_t exit_fall(std::span<const Point> points, const ClassifierOptions& options) {
+  const std::size_t n = points.size();
+  double low = points.front().y, high = points.front().y;
+  for (const Point& p : points) low = std::min(low, p.y), high = std::max(high, p.y);
+  const double tolerance = 0.01 * (high - low);
+  std::size_t level = n - 1;  // the first sample of the level the series ends on
+  while (level > 0 && std::abs(points[level - 1].y - points.back().y) <= tolerance) --level;
+  std::size_t top = level;  // the last sample before the fall into that level
+  while (top > 0 && points[top - 1].y > points[top].y + tolerance) --top;
+  const std::size_t cut = n - 1 - top;
+  const std::size_t most = std::max<std::size_t>(2, (n + 19) / 20);
+  if (top == level || cut > most || n - cut < std::max<std::size_t>(options.min_growth_samples, 3)) return 0;
+  return cut;
+}
+
 }  // namespace
 
 namespace {
@@ -228,6 +251,7 @@ GrowthFigures fit_growth(const std::vector<std::uint64_t>& iterations,
     g.samples = points.size();
     return g;
   }
+  points.resize(points.size() - exit_fall(points, options));
   const GrowthFigures whole = fit_stretch(points, options);
   // A flat series has nothing late to find; most sites of a program are flat.
   if (whole.confidence == 0 && whole.slope_bytes_per_iteration == 0) return whole;

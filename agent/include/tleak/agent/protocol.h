@@ -26,7 +26,8 @@ inline constexpr std::uint32_t kProtocolMagic = 0x6b61656c;  // "leak"
 // hello names a Python program's main code without a file (PythonMainCode); 9: and its script or
 // -m module (python_target_bytes); 10: the exit fence names its thread, and the live list carries
 // the other threads' registers and stack pointers (LiveListHeader); 11: the exit scan holds the
-// other threads (kScanned); 13: a Python frame's columns (PythonFrameRecord; 12 was a trial, dropped)
+// other threads (kScanned); 13: a Python frame's columns (PythonFrameRecord; 12 was a trial, dropped),
+// and the interpreter's finalizing told (kFinalizing)
 inline constexpr std::uint32_t kProtocolVersion = 13;
 inline constexpr std::uint32_t kMaxMessageBytes = 64 * 1024;
 inline constexpr std::uint32_t kMaxFrames = 64;
@@ -76,6 +77,9 @@ enum class RecordKind : std::uint16_t {
   kSlot = 13,     // SlotRecord, alone in its message: the message is in a slot of the MessageSlots
   kReachMore = 14,  // ReachMoreRecord, alone in its message: more of the kReach answer's bitmap
   kScanned = 15,  // RecordHeader alone: the exit scan has read the heap; tleak lets the other threads go
+  // FenceRecord: the Python interpreter has begun finalizing (past its atexit callbacks): what it
+  // frees from here on is its teardown, which time samples no longer follow
+  kFinalizing = 16,
 };
 
 struct RecordHeader {

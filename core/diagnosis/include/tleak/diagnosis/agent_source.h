@@ -179,6 +179,9 @@ class AgentSource {
   std::string python_target_;
   std::uint64_t sample_ns_ = 100'000'000;
   bool user_marks_ = false;
+  // The Python interpreter began finalizing: time samples stop, so that a site's series ends where
+  // the program's own work did, not in the teardown that frees what it kept.
+  bool finalizing_ = false;
   std::uint64_t iteration_ = 0;
   std::uint64_t clock_ = 0;
   std::uint64_t fences_ = 0;  // fence records applied
