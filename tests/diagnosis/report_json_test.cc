@@ -33,6 +33,25 @@ Report sample_report() {
   return r;
 }
 
+// A growing site of a program's report, known in the text by its reason.
+SiteReport growth_site(const std::string& reason, std::vector<Frame> frames) {
+  SiteReport s;
+  s.verdict = "growth";
+  s.reason = reason;
+  s.frames = std::move(frames);
+  s.label = site_label(s.frames);
+  return s;
+}
+
+// The text's line after the reason line of the site whose reason is `reason`: what sets the site
+// apart (a "via" line) or its first frame.
+std::string line_after(const std::string& text, const std::string& reason) {
+  const auto at = text.find(reason + "\n");
+  if (at == std::string::npos) return "(no such site)";
+  const auto start = at + reason.size() + 1;
+  return text.substr(start, text.find('\n', start) - start);
+}
+
 std::string write_temp(const std::string& name, const std::string& text) {
   const auto path = std::filesystem::temp_directory_path() / name;
   std::ofstream(path) << text;
@@ -375,19 +394,8 @@ TEST(ReportText, SitesThatReadAlikeSayWhatSetsThemApart) {
   const Frame linear{4, "at::native::linear(at::Tensor const&)", "libtorch_cpu.so", 4, "", 0};
   const Frame relu{5, "at::native::relu(at::Tensor const&)", "libtorch_cpu.so", 5, "", 0};
   const Frame empty{6, "at::empty(long)", "libtorch_cpu.so", 6, "", 0};
-  SiteReport first;
-  first.verdict = "growth";
-  first.reason = "first";
-  first.frames = {alloc, empty, linear, call_impl, users};
-  first.label = site_label(first.frames);
-  SiteReport second = first;
-  second.reason = "second";
-  second.frames = {alloc, empty, relu, call_impl, users};
-  SiteReport other = first;
-  other.reason = "other";
-  other.frames = {alloc, relu, users};
-  other.label = site_label(other.frames);
-  r.sites = {first, second, other};
+  const SiteReport first = growth_site("first", {alloc, empty, linear, call_impl, users});
+  r.sites = {first, growth_site("second", {alloc, empty, relu, call_impl, users}), growth_site("other", {alloc, relu, users})};
   const std::string text = render_text(r, 10);
   ASSERT_EQ(first.label, "train.py:18 in <module>");
   const auto at_first = text.find("first\n"), at_second = text.find("second\n"), at_other = text.find("other\n");
@@ -419,34 +427,19 @@ TEST(ReportText, SitesThatPartOnlyInAStrippedLibrarySayWhereByOffset) {
   const Frame named_common{5, "PyObject_CallFunctionObjArgs", "python3.11", 0x145c48, "", 0};
   const Frame multiply{6, "PyNumber_Multiply", "python3.11", 0x1a6b21, "", 0};
   const Frame users{7, "features", "/home/me/cache.py", 0, "/home/me/cache.py", 5, FrameKind::kPython};
-  SiteReport first;
-  first.verdict = "growth";
-  first.reason = "first";
   // One frame deeper than `second`'s: what is shown begins at another depth, and reads the same.
-  first.frames = {alloc, data, data_caller, common, named_common, multiply, users};
-  first.label = site_label(first.frames);
-  SiteReport second = first;
-  second.reason = "second";
+  const SiteReport first = growth_site("first", {alloc, data, data_caller, common, named_common, multiply, users});
   // And with a frame more shown: `first`'s stack was cut at the depth kept.
   const Frame eval{10, "PyEval_EvalCode", "python3.11", 0x1236bb, "", 0};
-  second.frames = {alloc, shape, common, named_common, multiply, users, eval};
   // Parts from `first` at a named frame deeper than an unnamed one: the name is said.
   const Frame named_part{8, "PyArray_NewFromDescr", "_multiarray_umath.so", 0x120000, "", 0};
-  SiteReport third = first;
-  third.reason = "third";
-  third.frames = {alloc, shape, named_part, named_common, multiply, users};
-  r.sites = {first, second, third};
+  r.sites = {first, growth_site("second", {alloc, shape, common, named_common, multiply, users, eval}),
+             growth_site("third", {alloc, shape, named_part, named_common, multiply, users})};
   const std::string text = render_text(r, 10);
   ASSERT_EQ(first.label, "cache.py:5 in features");
-  const auto line_after = [&](const std::string& reason) {
-    const auto at = text.find(reason + "\n");
-    if (at == std::string::npos) return std::string("(no such site)");
-    const auto start = at + reason.size() + 1;
-    return text.substr(start, text.find('\n', start) - start);
-  };
-  EXPECT_EQ(line_after("first"), "           via _multiarray_umath.so+0xde138") << text;
-  EXPECT_EQ(line_after("second"), "           via _multiarray_umath.so+0x117fc7") << text;
-  EXPECT_EQ(line_after("third"), "           via PyArray_NewFromDescr") << text;
+  EXPECT_EQ(line_after(text, "first"), "           via _multiarray_umath.so+0xde138") << text;
+  EXPECT_EQ(line_after(text, "second"), "           via _multiarray_umath.so+0x117fc7") << text;
+  EXPECT_EQ(line_after(text, "third"), "           via PyArray_NewFromDescr") << text;
 }
 
 // Two sites from two calls on one line of the user's (a layer applied to another's output) read
@@ -469,21 +462,8 @@ TEST(ReportText, CallsOnOneLineAreToldApartByTheirExpression) {
   inner.address = 5;
   inner.column = 35;  // self.l1(x)
   inner.end_column = 45;
-  SiteReport first;
-  first.verdict = "growth";
-  first.reason = "first";
-  first.frames = {alloc, addmm, call_impl, inner, call_impl};
-  first.label = site_label(first.frames);
-  SiteReport second = first;
-  second.reason = "second";
-  second.frames = {alloc, addmm, call_impl, outer, call_impl};
-  r.sites = {first, second};
-  const auto line_after = [&](const std::string& text, const std::string& reason) {
-    const auto at = text.find(reason + "\n");
-    if (at == std::string::npos) return std::string("(no such site)");
-    const auto start = at + reason.size() + 1;
-    return text.substr(start, text.find('\n', start) - start);
-  };
+  r.sites = {growth_site("first", {alloc, addmm, call_impl, inner, call_impl}),
+             growth_site("second", {alloc, addmm, call_impl, outer, call_impl})};
   std::string text = render_text(r, 10);
   EXPECT_EQ(line_after(text, "first"), "           via self.l1(x)  tleak_two_calls.py:3:35") << text;
   EXPECT_EQ(line_after(text, "second"), "           via self.l2(torch.relu(self.l1(x)))  tleak_two_calls.py:3:16") << text;
