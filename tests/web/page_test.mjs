@@ -191,6 +191,27 @@ if (growthProgram) {
   });
 }
 
+// A Python frame with its column (two calls on one line differ only there): the detail's stack
+// gives it after the line, as the text's via line does. The program's report with one such frame
+// added, as a Python program's report has them.
+if (growthProgram) {
+  const json = path.join(outDir, "program-python.json"), html = path.join(outDir, "program-python.html");
+  const report = JSON.parse(readFileSync(path.join(outDir, "program.json"), "utf8"));
+  report.sites[0].frames.push({ column: 16, end_column: 48, file: "/srv/serve.py", function: "Model.forward", kind: "python",
+                                line: 9, module: "/srv/serve.py", offset: 0 });
+  writeFileSync(json, JSON.stringify(report));
+  execFileSync(tleak, ["view", "-o", html, json], { stdio: ["ignore", "ignore", "ignore"] });
+  await check("a Python frame's column in a site's stack", async () => {
+    const { page, errors } = await open(html);
+    await page.click("#sites-body tr");
+    const stack = await page.$$eval("#detail-stack li", (l) => l.map((li) => li.textContent));
+    assert.equal(stack.at(-1), "Model.forward /srv/serve.py:9:16");
+    assert.ok(!stack.slice(0, -1).some((f) => /:\d+:\d+$/.test(f)), `native frames have no column: ${stack}`);
+    assert.deepEqual(errors, [], "console errors");
+    await page.close();
+  });
+}
+
 // A growing site smaller than six bounded ones (growth.c's "large": six 1 MiB buffers live through the
 // loop), as in a PyTorch program whose import makes the largest sites: the page leads with the
 // growing site all the same, first in the table and drawn in the chart with its fitted line, the
