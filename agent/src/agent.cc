@@ -130,11 +130,16 @@ bool read_number(const char* name, std::uint64_t low, std::uint64_t high, std::u
 
 void send_record(const void* data, std::uint32_t bytes) { channel_send(data, bytes); }
 
-// Whether the interpreter's finalizing was told to tleak (kFinalizing): once per process image.
+// A CPython process, whose interpreter's finalizing is watched (set at start-up); and whether it
+// was told to tleak (kFinalizing): once per process image.
+bool g_watch_finalizing = false;
 std::atomic<bool> g_finalizing_told{false};
 
-// The interpreter began finalizing and tleak was not told yet.
-bool finalizing_untold() { return !g_finalizing_told.load(std::memory_order_relaxed) && python_finalizing(); }
+// The interpreter began finalizing and tleak was not told yet. One load for any other program: it
+// is asked at every allocation and free.
+bool finalizing_untold() {
+  return g_watch_finalizing && !g_finalizing_told.load(std::memory_order_relaxed) && python_finalizing();
+}
 
 // A fence is due when the sample period passed, the parent asked for one, or the interpreter began
 // finalizing.
@@ -717,7 +722,10 @@ __attribute__((constructor)) static void agent_start() {
   const ssize_t length = readlink("/proc/self/exe", executable, sizeof executable - 1);
   executable[length > 0 ? length : 0] = '\0';
   // A CPython process (the python executable, or a program linking libpython): Python frames too.
-  if (python_init()) python_read_main_code(executable);
+  if (python_init()) {
+    python_read_main_code(executable);
+    g_watch_finalizing = true;
+  }
   // A copy: the program may change its environment's strings. tleak refuses a longer --focus.
   static char focus[kMaxPythonFocusBytes + 1];
   if (const char* given = getenv(kEnvPythonFocus); given != nullptr && std::strlen(given) < sizeof focus) {
