@@ -3,6 +3,8 @@
 // chains and forks, and the page of a program's report.
 #include "program_run.h"
 
+#include <map>
+
 namespace tleak::program_tests {
 
 namespace {
@@ -312,6 +314,37 @@ TEST_F(ProgramRun, InlinedCallsAreReadFromTheirOwnModule) {
     EXPECT_TRUE(frames[own - 1]["function"].get<std::string>().find("emplace_back<") != std::string::npos)
         << frames[own - 1].dump();
   }
+}
+
+// One line of C++ that allocates twice inside the C++ library (a map caching a vector: the tree's
+// node and the vector's copied storage) makes two growing sites whose shown frames read alike: the
+// text says which is which by the library frame each has and the other lacks.
+TEST_F(ProgramRun, TwoAllocationsOfOneLineInTheCxxLibrarySayWhichIsWhich) {
+  const auto r = tleak_run({}, {program("map_cache")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "cached 100\n");
+  const std::string label = "remember " + std::string("(") + at("map_cache.cc", "CACHE");
+  std::map<std::string, double> slope_by_via;
+  for (std::size_t at = r.err.find("  growth   " + label); at != std::string::npos;
+       at = r.err.find("  growth   " + label, at + 1)) {
+    const std::size_t reason = r.err.find('\n', at) + 1, via = r.err.find('\n', reason) + 1;
+    const std::string line = r.err.substr(via, r.err.find('\n', via) - via);
+    slope_by_via[line] = 0;
+  }
+  for (const Json& site : report_["sites"]) {
+    if (site["verdict"] != "growth" || site["label"] != label) continue;
+    bool vector_storage = false;
+    for (const Json& f : site["frames"]) vector_storage = vector_storage || f["function"].get<std::string>().find("_Vector_base") != std::string::npos;
+    const std::string via = vector_storage ? "           via _Vector_base::_M_allocate  stl_vector.h:378  (inlined)"
+                                           : "           via _Rb_tree::_M_get_node  stl_tree.h:561  (inlined)";
+    ASSERT_EQ(slope_by_via.count(via), 1u) << via << "\n" << r.err;
+    slope_by_via[via] = site["growth"]["slope_bytes_per_iteration"].get<double>();
+  }
+  ASSERT_EQ(slope_by_via.size(), 2u) << r.err;
+  // 256 floats copied; a node of the tree's header (32 B), the key (padded to 8) and the vector's
+  // three pointers: 64 B, which malloc serves in a chunk of that size.
+  EXPECT_NEAR(slope_by_via["           via _Vector_base::_M_allocate  stl_vector.h:378  (inlined)"], 1024.0, 1.0) << r.err;
+  EXPECT_NEAR(slope_by_via["           via _Rb_tree::_M_get_node  stl_tree.h:561  (inlined)"], 64.0, 1.0) << r.err;
 }
 
 // C++ under jemalloc, whose operator new never reaches malloc: recorded at operator new, from

@@ -77,10 +77,10 @@ const Frame* where_columns_part(const SiteReport& s, const SiteReport& other, Py
 // PyTorch line whose module call allocates in several places), the function on its allocation path
 // that the other's lacks: its innermost named frame, past allocation plumbing, not among the
 // other's hidden frames ("t::call", the transpose, beside "addmm::call"). Failing that, the call on
-// a shared line that is its own (where_columns_part); then, where the paths part only in a stripped
-// library (Debian's numpy: an array's data and its shape, both under "PyNumber_Multiply"), its
-// innermost such frame by module and offset, which debug symbols installed later resolve. Null if
-// there is none.
+// a shared line that is its own (where_columns_part); then its innermost such frame of the C++
+// library; then, where the paths part only in a stripped library (Debian's numpy: an array's data
+// and its shape, both under "PyNumber_Multiply"), its innermost such frame by module and offset,
+// which debug symbols installed later resolve. Null if there is none.
 const Frame* where_stacks_part(const SiteReport& s, const SiteReport& other, PythonUsersCode mine) {
   const std::size_t hidden = first_shown_frame(s, mine), other_hidden = first_shown_frame(other, mine);
   const auto in_other = [&](const Frame& frame) {
@@ -90,9 +90,16 @@ const Frame* where_stacks_part(const SiteReport& s, const SiteReport& other, Pyt
     return false;
   };
   const Frame* unnamed_part = nullptr;
+  const Frame* library_part = nullptr;
   for (std::size_t k = 0; k < hidden; ++k) {
     const Frame& frame = s.frames[k];
-    if (is_allocation_plumbing(frame) || in_other(frame)) continue;
+    if (in_other(frame)) continue;
+    if (is_allocation_plumbing(frame)) {
+      // The C++ library's own path may be all that differs: a map's node and the vector copied
+      // into it, both under one "map::emplace" ("_Rb_tree::_M_get_node", "_Vector_base::_M_allocate").
+      if (library_part == nullptr && frame_has_name(frame)) library_part = &frame;
+      continue;
+    }
     if (!frame_has_name(frame)) {
       if (unnamed_part == nullptr && !frame.module.empty()) unnamed_part = &frame;
       continue;
@@ -100,7 +107,7 @@ const Frame* where_stacks_part(const SiteReport& s, const SiteReport& other, Pyt
     return &frame;
   }
   if (const Frame* call = where_columns_part(s, other, mine)) return call;
-  return unnamed_part;
+  return library_part != nullptr ? library_part : unnamed_part;
 }
 
 }  // namespace
