@@ -4,9 +4,9 @@
 #include <cstdio>
 #include <sstream>
 
+#include "source_expression.h"
 #include "tleak/allocator_error.h"
 #include "tleak/diagnosis/counted.h"
-#include "source_expression.h"
 #include "tleak/diagnosis/step_words.h"
 
 namespace tleak::diagnosis {
@@ -73,6 +73,13 @@ const Frame* where_columns_part(const SiteReport& s, const SiteReport& other, Py
   return nullptr;
 }
 
+// What sets a site apart from another that reads alike: a frame, and whether it is a call on a line
+// both share (a Python frame's columns: its expression is quoted).
+struct Parting {
+  const Frame* frame = nullptr;
+  bool call_on_shared_line = false;
+};
+
 // For a site that would read exactly like another listed (same label, same frames shown: a
 // PyTorch line whose module call allocates in several places), the function on its allocation path
 // that the other's lacks: its innermost named frame, past allocation plumbing, not among the
@@ -80,8 +87,8 @@ const Frame* where_columns_part(const SiteReport& s, const SiteReport& other, Py
 // a shared line that is its own (where_columns_part); then its innermost such frame of the C++
 // library; then, where the paths part only in a stripped library (Debian's numpy: an array's data
 // and its shape, both under "PyNumber_Multiply"), its innermost such frame by module and offset,
-// which debug symbols installed later resolve. Null if there is none.
-const Frame* where_stacks_part(const SiteReport& s, const SiteReport& other, PythonUsersCode mine) {
+// which debug symbols installed later resolve. No frame if there is none.
+Parting where_stacks_part(const SiteReport& s, const SiteReport& other, PythonUsersCode mine) {
   const std::size_t hidden = first_shown_frame(s, mine), other_hidden = first_shown_frame(other, mine);
   const auto in_other = [&](const Frame& frame) {
     for (std::size_t m = 0; m < other_hidden; ++m) {
@@ -104,10 +111,10 @@ const Frame* where_stacks_part(const SiteReport& s, const SiteReport& other, Pyt
       if (unnamed_part == nullptr && !frame.module.empty()) unnamed_part = &frame;
       continue;
     }
-    return &frame;
+    return {&frame, false};
   }
-  if (const Frame* call = where_columns_part(s, other, mine)) return call;
-  return library_part != nullptr ? library_part : unnamed_part;
+  if (const Frame* call = where_columns_part(s, other, mine)) return {call, true};
+  return {library_part != nullptr ? library_part : unnamed_part, false};
 }
 
 }  // namespace
@@ -183,12 +190,11 @@ std::string render_text(const Report& r, std::size_t max_sites) {
     const std::size_t listed = std::min(r.sites.size(), max_sites);
     for (std::size_t j = 0; j < listed; ++j) {
       if (j == i || !shown_alike(s, r.sites[j], mine)) continue;
-      if (const Frame* part = where_stacks_part(s, r.sites[j], mine)) {
-        if (part->kind == FrameKind::kPython && part->column > 0 && where_columns_part(s, r.sites[j], mine) == part) {
-          print_call(*part);
-        } else {
-          print("via", *part);
-        }
+      const Parting part = where_stacks_part(s, r.sites[j], mine);
+      if (part.call_on_shared_line) {
+        print_call(*part.frame);
+      } else if (part.frame != nullptr) {
+        print("via", *part.frame);
       }
       break;
     }
