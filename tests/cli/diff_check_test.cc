@@ -178,6 +178,26 @@ TEST(Diff, BadInputsAreOneLineAndExitTwo) {
   EXPECT_NE(forced.out.find("different scenarios or programs, compared because of --force"), std::string::npos);
 }
 
+// Two runs of one command are of one program whatever each report names it: an older tleak named a
+// Python program by its interpreter (python3.11), a newer one by its script. Another command's
+// report still needs --force.
+TEST(Diff, ReportsOfOneCommandAreOfOneProgramWhateverTheirNames) {
+  Files files;
+  const auto program_report = [](const std::string& name, std::vector<std::string> command) {
+    Report r = report(name, {site("f", "bounded", 1)});
+    r.run.program = diagnosis::ProgramInfo{};
+    r.run.program->command = std::move(command);
+    return r;
+  };
+  const auto older = files.write("older.json", program_report("python3.11", {"/usr/bin/python3", "train.py"}));
+  const auto newer = files.write("newer.json", program_report("train.py", {"/usr/bin/python3", "train.py"}));
+  const auto other = files.write("other.json", program_report("serve.py", {"/usr/bin/python3", "serve.py"}));
+  const ProcessResult same = tleak({"diff", older, newer});
+  EXPECT_EQ(same.exit_code, 0) << same.err;
+  EXPECT_EQ(same.out.find("compared because of --force"), std::string::npos) << same.out;
+  expect_refused(tleak({"diff", newer, other}), "different scenarios or programs ('train.py' and 'serve.py'); pass --force");
+}
+
 TEST(Diff, RealLeakyAndFixedRunsNameTheFixedSite) {
   Files files;
   const auto leaky = files.path("leaky.json"), fixed = files.path("fixed.json");

@@ -132,7 +132,10 @@ std::vector<Regression> Diff::regressions() const {
 }
 
 Diff diff_reports(const ReportSummary& a, const ReportSummary& b, bool force) {
-  if (a.scenario != b.scenario && !force) {
+  // Two runs of one command are of one program, whatever each report names it (an older tleak
+  // named a Python program by its interpreter, python3.11; a newer one by its script).
+  const bool same_command = !a.command.empty() && a.command == b.command;
+  if (a.scenario != b.scenario && !same_command && !force) {
     throw DiffError("the reports are of different scenarios or programs ('" + a.scenario + "' and '" + b.scenario +
                     "'); pass --force to compare them anyway");
   }
@@ -141,7 +144,7 @@ Diff diff_reports(const ReportSummary& a, const ReportSummary& b, bool force) {
   diff.scenario_b = b.scenario;
   diff.variant_a = a.variant;
   diff.variant_b = b.variant;
-  diff.forced = a.scenario != b.scenario;
+  diff.forced = a.scenario != b.scenario && !same_command;
   diff.words_a = a.words;
   diff.words_b = b.words;
 

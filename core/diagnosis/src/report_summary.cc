@@ -74,6 +74,23 @@ StepWords words_of_run(const element& run) {
   return sample_words(seconds);
 }
 
+// A program's command line (run.program.command); empty for a scenario's run.
+std::vector<std::string> command_of_run(const element& run) {
+  std::vector<std::string> command;
+  const element program = member(run, "program", "run");
+  if (program.is_null()) return command;
+  simdjson::dom::array words;
+  if (member(program, "command", "run.program").get(words) != simdjson::SUCCESS) {
+    throw ReportError("malformed report: \"command\" in run.program is not an array");
+  }
+  for (const element word : words) {
+    std::string_view text;
+    if (word.get(text) != simdjson::SUCCESS) throw ReportError("malformed report: \"command\" in run.program holds a non-string");
+    command.emplace_back(text);
+  }
+  return command;
+}
+
 }  // namespace
 
 void check_report_schema(std::string_view schema) {
@@ -103,6 +120,7 @@ ReportSummary summarize(const Report& r) {
                        site.verdict, site.peak_live_bytes, site.final_live_bytes, site.leaked_bytes,
                        site.growth.slope_bytes_per_iteration, site.retained.peak_dead_bytes});
   }
+  if (r.run.program) s.command = r.run.program->command;
   s.retained_measured = r.total_retained.measured;
   s.unlisted_sites = r.omitted_sites.sites;
   s.unlisted_largest_peak = r.omitted_sites.largest_peak_live_bytes;
@@ -138,6 +156,7 @@ ReportSummary read_report_summary(const std::string& path) {
     s.scenario = text(run, "scenario", "run");
     s.variant = text(run, "variant", "run");
     s.words = words_of_run(run);
+    s.command = command_of_run(run);
     const element totals = member(doc, "totals", "the report");
     s.peak_live_bytes = integer(totals, "peak_live_bytes", "totals");
     s.final_live_bytes = integer(totals, "final_live_bytes", "totals");
