@@ -130,21 +130,13 @@ bool read_number(const char* name, std::uint64_t low, std::uint64_t high, std::u
 
 void send_record(const void* data, std::uint32_t bytes) { channel_send(data, bytes); }
 
-// A CPython process, whose interpreter's finalizing is watched (set at start-up); and whether it
-// was told to tleak (kFinalizing): once per process image.
+// A CPython process, whose interpreter's finalizing is asked about as each time sample falls due
+// (set at start-up, before any thread).
 bool g_watch_finalizing = false;
-std::atomic<bool> g_finalizing_told{false};
 
-// The interpreter began finalizing and tleak was not told yet. One load for any other program: it
-// is asked at every allocation and free.
-bool finalizing_untold() {
-  return g_watch_finalizing && !g_finalizing_told.load(std::memory_order_relaxed) && python_finalizing();
-}
-
-// A fence is due when the sample period passed, the parent asked for one, or the interpreter began
-// finalizing.
+// A fence is due when the sample period passed or the parent asked for one.
 bool fence_due(std::uint64_t ns) {
-  return ns >= g_next_fence_ns.load(std::memory_order_relaxed) || finalizing_untold() ||
+  return ns >= g_next_fence_ns.load(std::memory_order_relaxed) ||
          (g_control != nullptr && (g_control->fence_requests != g_served_fences ||
                                    g_control->snapshot_requests != g_served_snapshots));
 }
@@ -206,10 +198,7 @@ void serve_fences(std::uint64_t ns) {
     g_fence_lock.unlock();
     return;
   }
-  if (finalizing_untold()) {
-    g_finalizing_told.store(true, std::memory_order_relaxed);
-    fence_locked(RecordKind::kFinalizing, nullptr);
-  } else if (g_control != nullptr && g_control->snapshot_requests != g_served_snapshots) {
+  if (g_control != nullptr && g_control->snapshot_requests != g_served_snapshots) {
     g_served_snapshots = g_control->snapshot_requests;
     g_served_fences = g_control->fence_requests;
     fence_locked(RecordKind::kSnapshot, "signal");
@@ -217,7 +206,12 @@ void serve_fences(std::uint64_t ns) {
     // A time sample orders as well as a flush does: it answers a request made meanwhile too.
     const bool sample_due = now >= g_next_fence_ns.load(std::memory_order_relaxed);
     if (g_control != nullptr) g_served_fences = g_control->fence_requests;
-    fence_locked(sample_due ? RecordKind::kFence : RecordKind::kFlush, nullptr);
+    // A sample due once the interpreter finalizes would sample its teardown, which frees what the
+    // program kept: it says so instead. Asked once a period, not at every allocation and free.
+    const RecordKind kind = !sample_due ? RecordKind::kFlush
+                            : g_watch_finalizing && python_finalizing() ? RecordKind::kFinalizing
+                                                                         : RecordKind::kFence;
+    fence_locked(kind, nullptr);
   }
   g_fence_lock.unlock();
 }

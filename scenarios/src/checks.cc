@@ -222,11 +222,9 @@ CheckResult judge(const Expectation& e, const diagnosis::Report& r) {
 CheckResult judge_against_baseline(const Expectation& e, const diagnosis::Report& fresh, const diagnosis::Report& baseline,
                                    const diagnosis::FailPolicy& policy) {
   CheckResult result{e, true, "", fresh.run.duration_seconds};
-  // A command's baseline is found by its command line, so it is of the same program whatever name
-  // its report gives it (an older tleak named a Python program by its interpreter, python3.11).
-  const bool same_program = !e.command.empty();
-  const diagnosis::Diff diff =
-      diagnosis::diff_reports(diagnosis::summarize(baseline), diagnosis::summarize(fresh), same_program);
+  // A command's baseline is found by its command line: diff_reports takes two reports of one command
+  // for one program whatever name each gives it (an older tleak named a Python program python3.11).
+  const diagnosis::Diff diff = diagnosis::diff_reports(diagnosis::summarize(baseline), diagnosis::summarize(fresh), false);
   result.passed = !diagnosis::fails(diff, policy);
   const auto regressions = diff.regressions();
   if (regressions.empty()) {

@@ -467,6 +467,14 @@ TEST(ReportText, CallsOnOneLineAreToldApartByTheirExpression) {
   std::string text = render_text(r, 10);
   EXPECT_EQ(line_after(text, "first"), "           via self.l1(x)  tleak_two_calls.py:3:35") << text;
   EXPECT_EQ(line_after(text, "second"), "           via self.l2(torch.relu(self.l1(x)))  tleak_two_calls.py:3:16") << text;
+  // With Windows line ends, a quote that runs to its line's end (an expression that goes on past
+  // it) leaves the carriage return out.
+  std::ofstream(source, std::ios::binary) << "class Model:\r\n    def forward(self, x):\r\n"
+                                             "        return self.l2(torch.relu(self.l1(x)))\r\n";
+  r.sites[1].frames[3].end_column = 0;
+  text = render_text(r, 10);
+  EXPECT_EQ(line_after(text, "second"), "           via self.l2(torch.relu(self.l1(x))) ...  tleak_two_calls.py:3:16") << text;
+  r.sites[1].frames[3].end_column = 47;
   // A file changed since, whose line no longer reaches the columns: the frame's name.
   std::ofstream(source) << "x = 1\n\nshort\n";
   text = render_text(r, 10);

@@ -19,9 +19,6 @@ using agent::RecordKind;
 // five-level paging, of which a process gets half), yet far from overflowing a signed 64-bit sum.
 constexpr std::uint64_t kMaxAddressSpace = std::uint64_t{1} << 56;
 
-// The widest line whose columns a Python frame record may name.
-constexpr std::int32_t kMaxColumn = std::int32_t{1} << 20;
-
 // How far ahead of the record being decoded a message's lines are asked for.
 constexpr std::size_t kReadAhead = 1024;
 // How far ahead site records' keys are (a few site records of a stack new to the thread).
@@ -253,9 +250,9 @@ void AgentSource::record(const unsigned char* at, std::uint32_t size) {
       frame.function = string_at(at + sizeof(agent::PythonFrameRecord) + p.file_bytes, p.function_bytes);
       frame.line = p.line > 0 ? p.line : 0;
       // Python counts them from 0; past a megabyte a line is no source a person reads.
-      if (frame.line > 0 && p.column >= 0 && p.column < kMaxColumn) {
+      if (frame.line > 0 && p.column >= 0 && p.column < agent::kMaxPythonColumn) {
         frame.column = p.column + 1;
-        if (p.end_column > p.column && p.end_column <= kMaxColumn) frame.end_column = p.end_column + 1;
+        if (p.end_column > p.column && p.end_column <= agent::kMaxPythonColumn) frame.end_column = p.end_column + 1;
       }
       frame.address = agent::kPythonFrameBit | p.id;
       python_frames_[p.id] = std::move(frame);

@@ -12,6 +12,8 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "tleak/agent/protocol.h"
+
 // An absent value (a plateau not reached, memcheck not run) is null in JSON. nlohmann-json 3.11 has
 // no std::optional support of its own; this is the serializer its documentation gives for it.
 NLOHMANN_JSON_NAMESPACE_BEGIN
@@ -53,7 +55,7 @@ void from_json(const nlohmann::json& j, Frame& f) {
   j.at("line").get_to(f.line);
   f.kind = diagnosis::frame_kind_in_report(j.at("kind").get_ref<const std::string&>());
   // Columns as the agent gives them: from 1 up to a line of a megabyte and one past its end.
-  constexpr std::int64_t kMaxColumn = (std::int64_t{1} << 20) + 1;
+  constexpr std::int64_t kMaxColumn = std::int64_t{agent::kMaxPythonColumn} + 1;
   f.column = f.end_column = 0;
   if (const auto column = j.find("column"); column != j.end()) {
     const auto value = column->get<std::int64_t>();

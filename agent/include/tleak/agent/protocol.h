@@ -31,6 +31,8 @@ inline constexpr std::uint32_t kProtocolMagic = 0x6b61656c;  // "leak"
 inline constexpr std::uint32_t kProtocolVersion = 13;
 inline constexpr std::uint32_t kMaxMessageBytes = 64 * 1024;
 inline constexpr std::uint32_t kMaxFrames = 64;
+// The widest line whose columns a Python frame record names (PythonFrameRecord::column), in bytes.
+inline constexpr std::int32_t kMaxPythonColumn = std::int32_t{1} << 20;
 // An allocation made with less of its thread's stack left than this below malloc's frame is sent
 // without its stack (the agent's stack_room.h): libunwind's walk took up to 6.1 KiB there, and 2 KiB
 // more covers another build's frames and a Python thread's walk.
@@ -77,8 +79,8 @@ enum class RecordKind : std::uint16_t {
   kSlot = 13,     // SlotRecord, alone in its message: the message is in a slot of the MessageSlots
   kReachMore = 14,  // ReachMoreRecord, alone in its message: more of the kReach answer's bitmap
   kScanned = 15,  // RecordHeader alone: the exit scan has read the heap; tleak lets the other threads go
-  // FenceRecord: the Python interpreter has begun finalizing (past its atexit callbacks): what it
-  // frees from here on is its teardown, which time samples no longer follow
+  // FenceRecord: a time sample fell due after the Python interpreter began finalizing (past its
+  // atexit callbacks): what it frees from then on is its teardown, which time samples no longer follow
   kFinalizing = 16,
 };
 
