@@ -342,7 +342,7 @@ TEST_F(ProgramRun, TwoAllocationsOfOneLineInTheCxxLibrarySayWhichIsWhich) {
   }
   ASSERT_EQ(slope_by_via.size(), 2u) << r.err;
   // 256 floats copied; a node of the tree's header (32 B), the key (padded to 8) and the vector's
-  // three pointers: 64 B, which malloc serves in a chunk of that size.
+  // three pointers: 64 B asked of operator new (sizeof the node, as g++ 12 gives it), and counted as asked.
   EXPECT_NEAR(slope_by_via["           via _Vector_base::_M_allocate  stl_vector.h:378  (inlined)"], 1024.0, 1.0) << r.err;
   EXPECT_NEAR(slope_by_via["           via _Rb_tree::_M_get_node  stl_tree.h:561  (inlined)"], 64.0, 1.0) << r.err;
 }
