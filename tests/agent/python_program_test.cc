@@ -136,6 +136,45 @@ TEST_F(ProgramRun, TwoCallsOnOneLineAreToldApartByTheirColumns) {
                             std::to_string(columns_of(call).first) + "\n";
     EXPECT_NE(r.err.find(via), std::string::npos) << via << r.err;
   }
+  // tleak diff keeps the two calls apart too: against a copy of the report where the first call's
+  // array no longer grows, that site alone changed, with its own figures; the other call's is
+  // unchanged (summed by their frames without columns, the two had been one changed site).
+  Json fixed = report_;
+  Json* first = nullptr;
+  for (Json& site : fixed["sites"]) {
+    for (const Json& f : site["frames"]) {
+      if (f["kind"] == "python" && f.value("column", 0) == columns_of("np.zeros(1000)").first &&
+          (first == nullptr || site["peak_live_bytes"] > (*first)["peak_live_bytes"])) {
+        first = &site;
+      }
+    }
+  }
+  ASSERT_NE(first, nullptr);
+  const double first_slope = (*first)["growth"]["slope_bytes_per_iteration"].get<double>();
+  (*first)["verdict"] = "bounded";
+  (*first)["growth"]["slope_bytes_per_iteration"] = 0.0;
+  std::ofstream(path("fixed.json")) << fixed.dump();
+  const auto d = run_process(TLEAK_BINARY, {"diff", "--format", "json", path("report.json"), path("fixed.json")});
+  ASSERT_EQ(d.exit_code, 0) << d.err;
+  const Json diff = Json::parse(d.out);
+  EXPECT_EQ(diff["counts"]["changed"], 1) << d.out;
+  EXPECT_EQ(diff["counts"]["new"], 0);
+  EXPECT_EQ(diff["counts"]["gone"], 0);
+  int growing_unchanged = 0;
+  for (const Json& site : diff["sites"]) {
+    if (site["status"] == "changed") {
+      // Its label, alike for both calls in the report, says which call it is.
+      EXPECT_EQ(site["label"], "numpy_pair_kept.py:" + std::to_string(line) + ":" +
+                                   std::to_string(columns_of("np.zeros(1000)").first) + " in <module>");
+      EXPECT_EQ(site["verdict"]["b"], "bounded");
+      EXPECT_EQ(site["growth_bytes_per_iteration"]["a"].get<double>(), first_slope);
+      EXPECT_EQ(site["growth_bytes_per_iteration"]["b"].get<double>(), 0.0);
+    } else if (site["verdict"]["a"] == "growth") {
+      EXPECT_EQ(site["status"], "unchanged");
+      ++growing_unchanged;
+    }
+  }
+  EXPECT_GE(growing_unchanged, 1) << d.out;
 }
 
 // A loop sampled by time that keeps an array a step until the program ends: growth, and its

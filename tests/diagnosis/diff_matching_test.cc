@@ -1,9 +1,10 @@
-// How diff matches sites across two reports: by every frame's function, module, file name and
-// line; by function and module alone only for a site that is the only one of its kind left on each
+// How diff matches sites across two reports: by every frame's function, module, file name, line
+// and columns (a Python frame's); without columns for a report that gave none; by function and module alone only for a site that is the only one of its kind left on each
 // side (its code moved), then likewise by the frames not inlined (a report without inlined frames);
 // and sites merged by equal frames take the worst verdict.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 
 #include "tleak/diagnosis/diff.h"
@@ -16,6 +17,8 @@ SiteSummary site_of(const std::vector<Frame>& frames, const std::string& label, 
                     std::int64_t peak) {
   SiteSummary s;
   s.key = site_key(frames);
+  s.line_key = site_line_key(frames);
+  s.has_columns = std::any_of(frames.begin(), frames.end(), [](const Frame& f) { return f.column > 0; });
   s.loose_key = site_loose_key(frames);
   s.physical_key = site_physical_key(frames);
   s.label = label;
@@ -116,6 +119,48 @@ TEST(DiffMatching, AReportWithoutInlinedFramesMatchesByTheFramesNotInlined) {
   const Diff two = diff_reports(report({old_rows, old_other}), report({new_rows, new_other}), false);
   EXPECT_EQ(two.new_sites, 2u);
   EXPECT_EQ(two.gone_sites, 2u);
+}
+
+// Two calls on one Python line (a layer applied to another's output), each allocating: two sites,
+// told apart by their columns alone. The diff keeps them apart: the one that grows in B is its own
+// regression, not summed with its bounded neighbour. A report of a tleak that gave no columns had
+// them as one site (equal frames): B's two sites of that line are compared with it together.
+TEST(DiffMatching, TwoCallsOnOneLineStayApartByTheirColumns) {
+  const auto call = [](int column, int end_column) {
+    Frame f{1, "forward", "/srv/serve.py", 0, "/srv/serve.py", 9, FrameKind::kPython};
+    f.column = column;
+    f.end_column = end_column;
+    return site_of({f}, "serve.py:9 in forward", "bounded", 100);
+  };
+  SiteSummary inner_b = call(35, 46), outer_b = call(16, 50);
+  inner_b.verdict = "growth";
+  inner_b.peak_live_bytes = 800;
+  const Diff d = diff_reports(report({call(16, 50), call(35, 46)}), report({outer_b, inner_b}), false);
+  ASSERT_EQ(d.sites.size(), 2u);
+  EXPECT_EQ(d.new_sites + d.gone_sites, 0u);
+  ASSERT_EQ(d.regressions().size(), 2u);  // growth and peak, both of the inner call's site
+  // Their labels, alike in the reports, say which call each is.
+  for (const Regression& r : d.regressions()) EXPECT_EQ(r.what.rfind("serve.py:9:35 in forward: ", 0), 0u) << r.what;
+  for (const SiteDelta& s : d.sites) {
+    EXPECT_EQ(s.peak_live_a, 100);
+    EXPECT_EQ(s.peak_live_b, s.label == "serve.py:9:35 in forward" ? 800 : 100) << s.label;
+    EXPECT_TRUE(s.label == "serve.py:9:35 in forward" || s.label == "serve.py:9:16 in forward") << s.label;
+  }
+  // A report without columns: one site of the line, the two calls' figures summed (as tleak listed
+  // them then: two sites of equal frames); B's two go to it.
+  SiteSummary old_a = call(0, 0);
+  old_a.peak_live_bytes = 200;
+  const Diff before = diff_reports(report({old_a}), report({outer_b, inner_b}), false);
+  ASSERT_EQ(before.sites.size(), 1u);
+  EXPECT_EQ(before.new_sites + before.gone_sites, 0u);
+  EXPECT_EQ(before.sites[0].peak_live_a, 200);
+  EXPECT_EQ(before.sites[0].peak_live_b, 900);
+  EXPECT_EQ(before.sites[0].verdict_b, "growth");
+  EXPECT_EQ(before.sites[0].label, "serve.py:9 in forward");
+  // Columns that moved (the line was edited) on both sides: two candidates each, not guessed at.
+  const Diff edited = diff_reports(report({call(16, 50), call(35, 46)}), report({call(18, 52), call(37, 48)}), false);
+  EXPECT_EQ(edited.new_sites, 2u);
+  EXPECT_EQ(edited.gone_sites, 2u);
 }
 
 TEST(DiffMatching, MergedSitesTakeTheWorstVerdict) {

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "synthetic_run.h"
+#include "tleak/diagnosis/report_summary.h"
 #include "tleak/diagnosis/report_text.h"
 
 namespace tleak::diagnosis {
@@ -85,6 +86,13 @@ TEST(ReportJson, APythonFramesColumnsRoundTripAndAreRangeChecked) {
   EXPECT_EQ(back.sites[0].frames[1].column, 16);
   EXPECT_EQ(back.sites[0].frames[1].end_column, 48);
   EXPECT_EQ(back.sites[0].frames[0].column, 0);
+  // diff's fast reader keys the site by its columns as the full reader's summary does.
+  const ReportSummary fast = read_report_summary(write_temp("tleak_columns_report.json", j.dump()));
+  ASSERT_EQ(fast.sites.size(), summarize(back).sites.size());
+  EXPECT_EQ(fast.sites[0].key, summarize(back).sites[0].key);
+  EXPECT_EQ(fast.sites[0].line_key, summarize(back).sites[0].line_key);
+  EXPECT_NE(fast.sites[0].key.find("serve.py:9:16-48\n"), std::string::npos) << fast.sites[0].key;
+  EXPECT_TRUE(fast.sites[0].has_columns);
   for (const auto& [column, end] : std::vector<std::pair<nlohmann::json, nlohmann::json>>{
            {0, 5}, {-3, 5}, {16, 16}, {16, 2}, {nlohmann::json(), 5}, {16, 1048578}, {4294967313ll, nullptr}}) {
     nlohmann::json bad = j;
@@ -96,6 +104,12 @@ TEST(ReportJson, APythonFramesColumnsRoundTripAndAreRangeChecked) {
     try {
       report_from_json(bad);
       ADD_FAILURE() << "read a frame with column " << column << ", end " << end;
+    } catch (const ReportError& e) {
+      EXPECT_NE(std::string(e.what()).find("column"), std::string::npos) << e.what();
+    }
+    try {
+      read_report_summary(write_temp("tleak_bad_columns_report.json", bad.dump()));
+      ADD_FAILURE() << "diff read a frame with column " << column << ", end " << end;
     } catch (const ReportError& e) {
       EXPECT_NE(std::string(e.what()).find("column"), std::string::npos) << e.what();
     }

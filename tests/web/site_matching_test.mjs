@@ -40,4 +40,20 @@ const twinA = site(frame("f", "x.cc", 10)), twinA2 = site(frame("f", "x.cc", 10)
 const twins = matchingKeys({ sites: [twinA, twinA2] }, { sites: [movedB] });
 assert.equal(twins.get(twinA), twins.get(movedB));
 assert.equal(twins.get(twinA2), twins.get(movedB));
+// Two calls on one Python line, told apart by their columns: each paired with its own, not both
+// with both. A report without columns had them as one site of the line: it takes both.
+const call = (column, end_column) => site({ ...frame("Net.forward", "/srv/serve.py", 9, "python", "serve.py"), column, end_column });
+const [outerA, innerA, outerB, innerB] = [call(16, 50), call(35, 46), call(16, 50), call(35, 46)];
+const calls = matchingKeys({ sites: [outerA, innerA] }, { sites: [innerB, outerB] });
+assert.equal(calls.get(outerA), calls.get(outerB));
+assert.equal(calls.get(innerA), calls.get(innerB));
+assert.notEqual(calls.get(outerA), calls.get(innerA));
+const oldLine = site(frame("Net.forward", "/srv/serve.py", 9, "python", "serve.py"));
+const before = matchingKeys({ sites: [oldLine] }, { sites: [innerB, outerB] });
+assert.equal(before.get(innerB), before.get(oldLine));
+assert.equal(before.get(outerB), before.get(oldLine));
+// Columns that moved on both sides (the line edited): not guessed at.
+const edited = matchingKeys({ sites: [outerA, innerA] }, { sites: [call(18, 52), call(37, 48)] });
+assert.ok(![...edited.values()].some((k) => k.startsWith("line\n")));
+assert.equal(new Set(edited.values()).size, 4);
 console.log("site_matching: all passed");

@@ -94,7 +94,7 @@ void append_frame_loose_key(std::string& key, std::string_view function, std::st
 }
 
 void append_frame_key(std::string& key, std::string_view function, std::string_view module, std::string_view file,
-                      std::int64_t line) {
+                      std::int64_t line, std::int64_t column, std::int64_t end_column) {
   key += function;
   key += '|';
   key += module;
@@ -102,10 +102,22 @@ void append_frame_key(std::string& key, std::string_view function, std::string_v
   key += file_name(file);
   key += ':';
   key += std::to_string(line);
+  if (column > 0) {
+    key += ':';
+    key += std::to_string(column);
+    key += '-';
+    key += std::to_string(end_column);
+  }
   key += '\n';
 }
 
 std::string site_key(const std::vector<Frame>& frames) {
+  std::string key;
+  for (const Frame& f : frames) append_frame_key(key, f.function, f.module, f.file, f.line, f.column, f.end_column);
+  return key;
+}
+
+std::string site_line_key(const std::vector<Frame>& frames) {
   std::string key;
   for (const Frame& f : frames) append_frame_key(key, f.function, f.module, f.file, f.line);
   return key;
@@ -130,6 +142,54 @@ std::vector<Regression> Diff::regressions() const {
   for (const SiteDelta& s : sites) all.insert(all.end(), s.regressions.begin(), s.regressions.end());
   return all;
 }
+
+namespace {
+
+// A Python site's label with the column of the frame it names ("serve.py:9 in forward" ->
+// "serve.py:9:35 in forward"), read from the site's key; the label as it was when that frame has no
+// column there.
+std::string label_with_column(std::string_view key, const std::string& label) {
+  for (std::size_t begin = 0; begin < key.size();) {
+    std::size_t end = key.find('\n', begin);
+    if (end == std::string_view::npos) end = key.size();
+    const std::string_view line = key.substr(begin, end - begin);
+    begin = end + 1;
+    // function|module|file:line:column-end_column
+    const std::string_view function = line.substr(0, line.find('|'));
+    const std::string_view place = line.substr(line.rfind('|') + 1);
+    const std::size_t column_at = place.rfind(':');
+    if (column_at == std::string_view::npos || place.find('-', column_at) == std::string_view::npos ||
+        place.find(':') == column_at) {
+      continue;
+    }
+    const std::string_view file_line = place.substr(0, column_at);
+    const std::string tail = " in " + std::string(function);
+    if (!label.ends_with(tail)) continue;
+    const std::string_view shown = std::string_view(label).substr(0, label.size() - tail.size());
+    if (!shown.ends_with(file_line)) continue;
+    const std::string_view column = place.substr(column_at + 1, place.find('-', column_at) - column_at - 1);
+    return std::string(shown) + ":" + std::string(column) + tail;
+  }
+  return label;
+}
+
+// Deltas whose labels read alike (two calls on one Python line: their frames part only in the
+// columns) are labelled with the column of the call each is, where that tells them apart.
+void label_calls_apart(std::vector<SiteDelta>& sites, const std::unordered_map<std::string_view, std::size_t>& index) {
+  std::vector<std::string_view> key_of(sites.size());
+  for (const auto& [key, position] : index) key_of[position] = key;
+  std::unordered_map<std::string, std::vector<std::size_t>> by_label;
+  for (std::size_t i = 0; i < sites.size(); ++i) by_label[sites[i].label].push_back(i);
+  for (const auto& [label, positions] : by_label) {
+    if (positions.size() < 2) continue;
+    std::vector<std::string> labels;
+    for (const std::size_t i : positions) labels.push_back(label_with_column(key_of[i], label));
+    if (std::all_of(labels.begin(), labels.end(), [&](const std::string& l) { return l == labels.front(); })) continue;
+    for (std::size_t k = 0; k < positions.size(); ++k) sites[positions[k]].label = labels[k];
+  }
+}
+
+}  // namespace
 
 Diff diff_reports(const ReportSummary& a, const ReportSummary& b, bool force) {
   // Two runs of one command are of one program, whatever each report names it (an older tleak
@@ -185,10 +245,11 @@ Diff diff_reports(const ReportSummary& a, const ReportSummary& b, bool force) {
     }
   }
   // What is left matches, pass by pass, an A site left alone when each is the only one of its kind
-  // left on its side: by frames without lines (the code moved), then by the frames not inlined (a
-  // report written before tleak named inlined frames, or a build that inlined other calls). Else
-  // it is new.
-  for (std::string SiteSummary::*key : {&SiteSummary::loose_key, &SiteSummary::physical_key}) {
+  // left on its side: by frames without columns (a report that gave none: there, the sites of one
+  // line's calls were one site, which takes all of B's of that line), by frames without lines (the
+  // code moved), then by the frames not inlined (a report written before tleak named inlined
+  // frames, or a build that inlined other calls). Else it is new.
+  for (std::string SiteSummary::*key : {&SiteSummary::line_key, &SiteSummary::loose_key, &SiteSummary::physical_key}) {
     std::unordered_map<std::string_view, std::vector<std::size_t>> a_alone;  // key -> A-only deltas
     for (std::size_t position = 0; position < a_site.size(); ++position) {
       if (diff.sites[position].verdict_b.empty()) a_alone[a_site[position]->*key].push_back(position);
@@ -198,7 +259,10 @@ Diff diff_reports(const ReportSummary& a, const ReportSummary& b, bool force) {
     std::vector<const SiteSummary*> still_unmatched;
     for (const SiteSummary* s : unmatched_b) {
       const auto candidates = a_alone.find(s->*key);
-      if (candidates != a_alone.end() && candidates->second.size() == 1 && b_alone[s->*key] == 1) {
+      const bool one_call_site_in_a = key == &SiteSummary::line_key && candidates != a_alone.end() &&
+                                      !a_site[candidates->second.front()]->has_columns;
+      if (candidates != a_alone.end() && candidates->second.size() == 1 &&
+          (b_alone[s->*key] == 1 || one_call_site_in_a)) {
         add_to(diff.sites[candidates->second.front()], *s, true);
       } else {
         still_unmatched.push_back(s);
@@ -214,6 +278,7 @@ Diff diff_reports(const ReportSummary& a, const ReportSummary& b, bool force) {
     }
     add_to(diff.sites[it->second], *s, true);
   }
+  label_calls_apart(diff.sites, index);
   diff.listed_a = {a.sites.size(), a.unlisted_sites, a.unlisted_largest_peak};
   diff.listed_b = {b.sites.size(), b.unlisted_sites, b.unlisted_largest_peak};
   for (SiteDelta& d : diff.sites) {

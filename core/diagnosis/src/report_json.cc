@@ -55,7 +55,8 @@ void from_json(const nlohmann::json& j, Frame& f) {
   j.at("line").get_to(f.line);
   f.kind = diagnosis::frame_kind_in_report(j.at("kind").get_ref<const std::string&>());
   // Columns as the agent gives them: from 1 up to a line of a megabyte and one past its end.
-  constexpr std::int64_t kMaxColumn = std::int64_t{agent::kMaxPythonColumn} + 1;
+  constexpr std::int64_t kMaxColumn = diagnosis::kMaxReportColumn;
+  static_assert(kMaxColumn == std::int64_t{agent::kMaxPythonColumn} + 1);
   f.column = f.end_column = 0;
   if (const auto column = j.find("column"); column != j.end()) {
     const auto value = column->get<std::int64_t>();

@@ -58,6 +58,25 @@ std::string_view text(const element& object, const char* name, const std::string
   return value;
 }
 
+// A frame's columns (column, end_column), 0 where not given, in the full reader's ranges
+// (report_json.cc): from 1 to a line of kMaxPythonColumn bytes and one past its end, the end past
+// the column.
+std::pair<std::int64_t, std::int64_t> columns(const element& frame, const std::string& where) {
+  std::int64_t column = 0, end_column = 0;
+  element value;
+  if (frame["column"].get(value) == simdjson::SUCCESS) {
+    column = integer(frame, "column", where);
+    if (column < 1 || column > kMaxReportColumn) throw ReportError("malformed report: a frame's column out of range in " + where);
+  }
+  if (frame["end_column"].get(value) == simdjson::SUCCESS) {
+    end_column = integer(frame, "end_column", where);
+    if (column == 0 || end_column <= column || end_column > kMaxReportColumn) {
+      throw ReportError("malformed report: a frame's end_column not past its column in " + where);
+    }
+  }
+  return {column, end_column};
+}
+
 // What a report's series are sampled by: a program's run says its clock (run.program, null for a
 // scenario's run).
 StepWords words_of_run(const element& run) {
@@ -116,9 +135,11 @@ ReportSummary summarize(const Report& r) {
                   step_words(r.run)};
   s.sites.reserve(r.sites.size());
   for (const SiteReport& site : r.sites) {
-    s.sites.push_back({site_key(site.frames), site_loose_key(site.frames), site_physical_key(site.frames), site.label,
-                       site.verdict, site.peak_live_bytes, site.final_live_bytes, site.leaked_bytes,
-                       site.growth.slope_bytes_per_iteration, site.retained.peak_dead_bytes});
+    s.sites.push_back({site_key(site.frames), site_line_key(site.frames), site_loose_key(site.frames),
+                       site_physical_key(site.frames), site.label, site.verdict, site.peak_live_bytes,
+                       site.final_live_bytes, site.leaked_bytes, site.growth.slope_bytes_per_iteration,
+                       site.retained.peak_dead_bytes,
+                       std::any_of(site.frames.begin(), site.frames.end(), [](const Frame& f) { return f.column > 0; })});
   }
   if (r.run.program) s.command = r.run.program->command;
   s.retained_measured = r.total_retained.measured;
@@ -183,7 +204,12 @@ ReportSummary read_report_summary(const std::string& path) {
       if (member(site, "frames", where).get(frames) != simdjson::SUCCESS) throw ReportError("malformed report: frames of " + where);
       for (const element frame : frames) {
         const std::string_view function = text(frame, "function", where), module = text(frame, "module", where);
-        append_frame_key(out.key, function, module, text(frame, "file", where), integer(frame, "line", where));
+        const std::string_view file = text(frame, "file", where);
+        const std::int64_t line = integer(frame, "line", where);
+        const auto [column, end_column] = columns(frame, where);
+        append_frame_key(out.key, function, module, file, line, column, end_column);
+        append_frame_key(out.line_key, function, module, file, line);
+        out.has_columns = out.has_columns || column > 0;
         append_frame_loose_key(out.loose_key, function, module);
         if (frame_kind_in_report(text(frame, "kind", where), where) != FrameKind::kInlined) {
           append_frame_loose_key(out.physical_key, function, module);

@@ -87,17 +87,22 @@ class DiffError : public std::runtime_error {
 Diff diff_reports(const ReportSummary& a, const ReportSummary& b, bool force);
 // Reads both files (in parallel) and diffs them. Throws ReportError or DiffError.
 Diff diff_report_files(const std::string& a, const std::string& b, bool force);
-// The key a site is matched by: "function|module|file:line" of each frame, one per line.
+// The key a site is matched by: "function|module|file:line" of each frame, one per line, and a
+// Python frame's columns where the report gives them (two calls on one line are two sites).
 std::string site_key(const std::vector<Frame>& frames);
+// The same without columns: a report of a tleak that gave none (it could not tell two calls on one
+// line apart) matches a newer one's sites on it.
+std::string site_line_key(const std::vector<Frame>& frames);
 // The same without lines: two sites that differ only in lines match on it when each is alone
 // (the code moved between builds).
 std::string site_loose_key(const std::vector<Frame>& frames);
 // The loose key of the frames not inlined ("inlined": a function the compiler put into the next
 // frame): a site matches on it, when alone, a report without inlined frames.
 std::string site_physical_key(const std::vector<Frame>& frames);
-// One frame's part of each key (file name without directories: builds differ in where).
+// One frame's part of each key (file name without directories: builds differ in where); columns
+// of 0: none.
 void append_frame_key(std::string& key, std::string_view function, std::string_view module, std::string_view file,
-                      std::int64_t line);
+                      std::int64_t line, std::int64_t column = 0, std::int64_t end_column = 0);
 void append_frame_loose_key(std::string& key, std::string_view function, std::string_view module);
 
 nlohmann::json to_json(const Diff& diff);

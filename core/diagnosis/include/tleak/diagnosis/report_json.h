@@ -2,6 +2,7 @@
 // newer or foreign document is refused with a message that says which, never half-read.
 #pragma once
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -11,6 +12,10 @@
 #include "tleak/diagnosis/report.h"
 
 namespace tleak::diagnosis {
+
+// The largest column a report's frame may give (1-based, end one past): one past the end of the
+// widest line whose columns the agent sends (agent::kMaxPythonColumn, checked in report_json.cc).
+inline constexpr std::int64_t kMaxReportColumn = (std::int64_t{1} << 20) + 1;
 
 class ReportError : public std::runtime_error {
  public:

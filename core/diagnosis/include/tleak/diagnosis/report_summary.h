@@ -15,7 +15,8 @@
 namespace tleak::diagnosis {
 
 struct SiteSummary {
-  std::string key;        // site_key(frames): function, module, file name and line of every frame
+  std::string key;        // site_key(frames): function, module, file name, line (and columns) of every frame
+  std::string line_key;   // site_line_key(frames): without columns, for a report that gave none
   std::string loose_key;  // site_loose_key(frames): without lines, for code that moved
   // site_physical_key(frames): the loose key of the frames that are not inlined, for a report that
   // names no inlined frames (a tleak before them) or a build that inlined other calls
@@ -27,6 +28,7 @@ struct SiteSummary {
   std::int64_t leaked_bytes = 0;
   double slope_bytes_per_iteration = 0;
   std::int64_t retained_peak_bytes = 0;
+  bool has_columns = false;  // some frame's columns are given (key and line_key differ)
 };
 
 struct ReportSummary {
