@@ -481,6 +481,23 @@ TEST(ReportText, CallsOnOneLineAreToldApartByTheirExpression) {
   std::string text = render_text(r, 10);
   EXPECT_EQ(line_after(text, "first"), "           via self.l1(x)  tleak_two_calls.py:3:35") << text;
   EXPECT_EQ(line_after(text, "second"), "           via self.l2(torch.relu(self.l1(x)))  tleak_two_calls.py:3:16") << text;
+  // A third site of the line, whose kernel allocates by another path (the output's storage, beside
+  // the two matrix products' workspaces): it says its path; the other two say theirs, and since that
+  // does not tell them from each other, their calls too (a real two-layer PyTorch loop, run as a user,
+  // gave three alike sites on one line, two of them "via addmm::call" and nothing more).
+  const Frame alloc_cpu{6, "c10::alloc_cpu(unsigned long)", "libc10.so", 6, "", 0};
+  r.sites.push_back(growth_site("third", {alloc, alloc_cpu, call_impl, outer, call_impl}));
+  r.sites.insert(r.sites.begin(), r.sites.back());
+  r.sites.pop_back();
+  text = render_text(r, 10);
+  EXPECT_EQ(line_after(text, "third"), "           via c10::alloc_cpu") << text;
+  EXPECT_EQ(line_after(text, "first"), "           via addmm::call") << text;
+  EXPECT_NE(text.find("           via addmm::call\n           via self.l1(x)  tleak_two_calls.py:3:35\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("           via addmm::call\n           via self.l2(torch.relu(self.l1(x)))  tleak_two_calls.py:3:16\n"),
+            std::string::npos)
+      << text;
+  r.sites.erase(r.sites.begin());
   // With Windows line ends, a quote that runs to its line's end (an expression that goes on past
   // it) leaves the carriage return out.
   std::ofstream(source, std::ios::binary) << "class Model:\r\n    def forward(self, x):\r\n"

@@ -88,19 +88,22 @@ struct Parting {
 // library; then, where the paths part only in a stripped library (Debian's numpy: an array's data
 // and its shape, both under "PyNumber_Multiply"), its innermost such frame by module and offset,
 // which debug symbols installed later resolve. No frame if there is none.
+// Whether a frame reads like one of the frames a site's text hides (those before its shown ones).
+bool among_hidden_frames(const Frame& frame, const SiteReport& other, PythonUsersCode mine) {
+  const std::size_t hidden = first_shown_frame(other, mine);
+  for (std::size_t m = 0; m < hidden; ++m) {
+    if (shown_alike(frame, other.frames[m])) return true;
+  }
+  return false;
+}
+
 Parting where_stacks_part(const SiteReport& s, const SiteReport& other, PythonUsersCode mine) {
-  const std::size_t hidden = first_shown_frame(s, mine), other_hidden = first_shown_frame(other, mine);
-  const auto in_other = [&](const Frame& frame) {
-    for (std::size_t m = 0; m < other_hidden; ++m) {
-      if (shown_alike(frame, other.frames[m])) return true;
-    }
-    return false;
-  };
+  const std::size_t hidden = first_shown_frame(s, mine);
   const Frame* unnamed_part = nullptr;
   const Frame* library_part = nullptr;
   for (std::size_t k = 0; k < hidden; ++k) {
     const Frame& frame = s.frames[k];
-    if (in_other(frame)) continue;
+    if (among_hidden_frames(frame, other, mine)) continue;
     if (is_allocation_plumbing(frame)) {
       // The C++ library's own path may be all that differs: a map's node and the vector copied
       // into it, both under one "map::emplace" ("_Rb_tree::_M_get_node", "_Vector_base::_M_allocate").
@@ -116,6 +119,22 @@ Parting where_stacks_part(const SiteReport& s, const SiteReport& other, PythonUs
   if (const Frame* call = where_columns_part(s, other, mine)) return {call, true};
   return {library_part != nullptr ? library_part : unnamed_part, false};
 }
+
+// Whether what a via line says of site `s` (its parting from some other site) sets it apart from
+// `other` as well: the frame is none of the other's hidden ones, or, a call on a shared line, the
+// other's frame at the same place is another call.
+bool sets_apart(const Parting& part, const SiteReport& s, const SiteReport& other, PythonUsersCode mine) {
+  if (!part.call_on_shared_line) return !among_hidden_frames(*part.frame, other, mine);
+  const std::size_t k = static_cast<std::size_t>(part.frame - s.frames.data()) - first_shown_frame(s, mine);
+  const std::size_t at = first_shown_frame(other, mine) + k;
+  if (at >= other.frames.size()) return false;
+  const Frame& theirs = other.frames[at];
+  return shown_alike(*part.frame, theirs) && (theirs.column != part.frame->column || theirs.end_column != part.frame->end_column);
+}
+
+// At most this many via lines for a site: each tells it from another of its group that the ones
+// before did not (a PyTorch line's sites part in the kernel's path, then in which layer's call).
+constexpr std::size_t kMaxPartings = 3;
 
 }  // namespace
 
@@ -186,17 +205,22 @@ std::string render_text(const Report& r, std::size_t max_sites) {
       out << "           via " << (expression ? *expression : frame_short_name(frame)) << "  "
           << file_name(frame.file) << ":" << frame.line << ":" << frame.column << "\n";
     };
-    // Every site of a group that reads alike says what sets it apart from the first other one.
+    // Every site of a group that reads alike says what sets it apart from the others: from the
+    // first other one, then from each other one that what it said so far does not set it apart from.
     const std::size_t listed = std::min(r.sites.size(), max_sites);
-    for (std::size_t j = 0; j < listed; ++j) {
+    std::vector<Parting> said;
+    for (std::size_t j = 0; j < listed && said.size() < kMaxPartings; ++j) {
       if (j == i || !shown_alike(s, r.sites[j], mine)) continue;
-      const Parting part = where_stacks_part(s, r.sites[j], mine);
+      const SiteReport& other = r.sites[j];
+      if (std::any_of(said.begin(), said.end(), [&](const Parting& p) { return sets_apart(p, s, other, mine); })) continue;
+      const Parting part = where_stacks_part(s, other, mine);
+      if (part.frame == nullptr) continue;
       if (part.call_on_shared_line) {
         print_call(*part.frame);
-      } else if (part.frame != nullptr) {
+      } else {
         print("via", *part.frame);
       }
-      break;
+      said.push_back(part);
     }
     const std::size_t first = first_shown_frame(s, mine);
     for (std::size_t f = first; f < s.frames.size() && f < first + kShownFrames; ++f) print("at", s.frames[f]);
