@@ -42,6 +42,7 @@ extern "C" void* __libc_stack_end;
 namespace tleak::agent {
 
 int recording::g_stack_depth = 12;
+int recording::g_walk_depth = 13;
 __thread bool recording::t_inside __attribute__((tls_model("initial-exec"))) = false;
 __thread std::uint32_t recording::t_recorded __attribute__((tls_model("initial-exec"))) = 0;
 
@@ -53,6 +54,7 @@ enum Status : int { kOff = 0, kOn = 1, kFinished = 2, kExiting = 3 };
 
 std::atomic<int> g_status{kOff};
 using recording::g_stack_depth;
+using recording::g_walk_depth;
 using recording::t_inside;
 std::uint64_t g_sample_ns = 100'000'000;
 std::atomic<std::uint64_t> g_next_fence_ns{~0ull};
@@ -445,10 +447,26 @@ constexpr int kUserFrameSearch = 64;
 // Native frames with the Python frames put where the interpreter ran them: each call of the eval
 // loop (a native frame in _PyEval_EvalFrameDefault) stands for the Python frames it ran, up to
 // the one it was entered with. Python frames beyond the native depth go last (they are outer).
+// The interpreter's frames between a Python frame and an extension's function it called are left
+// out where they went through a call dispatch function (in_call_dispatch): they only pass the call
+// on, and whether a call goes through them changes as CPython 3.11 specializes the calling
+// instruction after its first runs (`np.zeros(n)` in a loop: the first seven calls went through
+// PyObject_Vectorcall and a trampoline, the rest straight from the eval loop), which made one line's
+// allocations two sites, the first seven a "bounded" one. An operator's own function (the
+// PyNumber_Multiply of `a * b`) is kept: it names what the line did.
 // When the kept Python frames (the innermost, at most the stack depth) hold none of the user's
 // code and more were left, the innermost frame of the user's code after them goes last, after a
 // word that says how many were left out: a deep model's site still names the line of the script
 // that called it, not only the library's frames.
+// Whether the interpreter's frames from `native` on, up to the next frame of other code, go through
+// a call dispatch function.
+bool in_call_dispatch_run(const std::uintptr_t* native, int count) {
+  for (int i = 0; i < count && !in_eval_loop(native[i]) && g_interpreter_code.holds(reinterpret_cast<const void*>(native[i])); ++i) {
+    if (in_call_dispatch(native[i])) return true;
+  }
+  return false;
+}
+
 std::uint32_t with_python_frames(ThreadBuffer* buffer, const std::uintptr_t* native, int native_depth,
                                  std::uint64_t* out, NewPythonFrame* fresh, int* fresh_count) {
   PythonFrame* python = buffer->scratch.python;
@@ -463,13 +481,40 @@ std::uint32_t with_python_frames(ThreadBuffer* buffer, const std::uintptr_t* nat
       if (id != 0 && depth < kMaxFrames) out[depth++] = kPythonFrameBit | id;
     } while (!python[next++].is_entry && next < n);
   };
+  // The native frames kept (an eval loop's frame counts as one): at most the stack depth. Where the
+  // run of the interpreter's frames just written began (-1: none), and whether it passes on a call
+  // into an extension (the frame before it is one), which the eval loop's frame after it confirms.
+  int kept = 0;
+  int run = -1;
+  bool run_into_extension = false;  // and through a call dispatch function
   for (int i = 0; i < native_depth && depth < kMaxFrames; ++i) {
-    if (next < n && in_eval_loop(native[i])) {
+    const bool eval = next < n && in_eval_loop(native[i]);
+    const bool interpreter = !eval && g_interpreter_code.holds(reinterpret_cast<const void*>(native[i]));
+    // Past the depth only to see whether an open run ends in the eval loop (and is left out).
+    if (kept >= g_stack_depth && !(run >= 0 && run_into_extension && (eval || interpreter))) break;
+    if (eval) {
+      if (run >= 0 && run_into_extension) {
+        kept -= static_cast<int>(depth) - run;
+        depth = static_cast<std::uint32_t>(run);
+      }
+      run = -1;
+      if (kept >= g_stack_depth) break;
       emit_activation();
-    } else {
-      out[depth++] = native[i];
+      ++kept;
+      continue;
     }
+    if (!interpreter) {
+      run = -1;
+    } else if (run < 0) {
+      run = static_cast<int>(depth);
+      run_into_extension = depth > 0 && (out[depth - 1] & kPythonFrameBit) == 0 && in_extension(out[depth - 1]) &&
+                           in_call_dispatch_run(native + i, native_depth - i);
+    }
+    out[depth++] = native[i];
+    ++kept;
   }
+  // A run still open past the depth: cut back to it.
+  if (kept > g_stack_depth) depth -= static_cast<std::uint32_t>(kept - g_stack_depth);
   while (next < n && depth < kMaxFrames) emit_activation();
   // Searched only when every kept frame is a library's: a frame of the user's among them names the
   // site already, and one of the import machinery's means an import. A module's code run by an
@@ -705,6 +750,7 @@ __attribute__((constructor)) static void agent_start() {
   std::uint64_t unwind_check_wanted = 0;
   g_check_unwind = read_number(kEnvCheckUnwind, 1, 1, &unwind_check_wanted);
   g_stack_depth = static_cast<int>(depth);
+  g_walk_depth = g_stack_depth + 1;
   g_sample_ns = sample_us * 1000;
   if (!g_python_frames.init() ||
       !thread_buffers_init(control != nullptr ? &control->untracked_threads : nullptr)) {
@@ -719,6 +765,7 @@ __attribute__((constructor)) static void agent_start() {
   if (python_init()) {
     python_read_main_code(executable);
     g_watch_finalizing = true;
+    if (g_stack_depth > 0) g_walk_depth = std::min(g_stack_depth + 1 + recording::kCallPathFrames, static_cast<int>(kMaxFrames) + 1);
   }
   // A copy: the program may change its environment's strings. tleak refuses a longer --focus.
   static char focus[kMaxPythonFocusBytes + 1];

@@ -29,6 +29,11 @@ bool recording_this_process();
 namespace recording {
 // Return addresses kept per stack (tleak run --stack-depth), set once at start-up.
 extern int g_stack_depth;
+// Return addresses walked per allocation, the interposed function's own included: the stack depth
+// and one, and in a Python program kCallPathFrames more, for the interpreter's frames that a call
+// into an extension passes through, which are left out (with_python_frames) and do not count.
+extern int g_walk_depth;
+inline constexpr int kCallPathFrames = 4;
 // Set while this thread is inside the agent: whatever it allocates meanwhile (libunwind's caches,
 // the loader) passes through untracked. Initial-exec TLS never calls into the loader.
 extern __thread bool t_inside __attribute__((tls_model("initial-exec")));
@@ -78,7 +83,7 @@ extern __thread std::uint32_t t_recorded __attribute__((tls_model("initial-exec"
   // A thread near the end of its stack: recorded without its stack rather than crashed (stack_room.h).
   const bool capture = buffer != nullptr && recording::g_stack_depth > 0 &&
                        stack_has_room(reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0)));
-  const int count = capture ? capture_stack(buffer->scratch, recording::g_stack_depth + 1) : 0;
+  const int count = capture ? capture_stack(buffer->scratch, recording::g_walk_depth) : 0;
   recording::record_captured_alloc(buffer, address, size, count, saved_errno, started);
 }
 // Call before the block is handed back, so its address cannot be reused before the free is stamped.

@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
 
 #include <initializer_list>
@@ -20,6 +21,41 @@ namespace tleak::agent {
 
 std::uint32_t g_code_filename_offset = 0, g_code_qualname_offset = 0;
 std::uintptr_t g_eval_start = 0, g_eval_end = 0;
+CodeRange g_interpreter_code, g_c_library_code;
+
+namespace {
+
+// The interpreter's call dispatch functions found (python_init), [start, end) each.
+struct FunctionRange {
+  std::uintptr_t start, end;
+};
+constexpr const char* kCallDispatchNames[] = {
+    "PyObject_Vectorcall", "_PyObject_MakeTpCall", "PyObject_Call",       "_PyObject_Call",
+    "PyObject_VectorcallMethod", "PyObject_VectorcallDict", "_PyObject_FastCallDictTstate", "_PyObject_FastCall",
+    "PyVectorcall_Call", "_PyFunction_Vectorcall", "_PyObject_Call_Prepend", "PyCFunction_Call",
+    "PyObject_CallObject", "PyObject_CallOneArg", "PyObject_CallNoArgs"};
+FunctionRange g_call_dispatch[std::size(kCallDispatchNames)];
+int g_call_dispatch_count = 0;
+
+// A function's range from its symbol (dladdr1's entry, as for the eval loop); false if unknown.
+bool function_range(void* function, FunctionRange* out) {
+  Dl_info info;
+  void* entry = nullptr;
+  if (function == nullptr || dladdr1(function, &info, &entry, RTLD_DL_SYMENT) == 0 || entry == nullptr) return false;
+  const auto* symbol = static_cast<const ElfW(Sym)*>(entry);
+  out->start = reinterpret_cast<std::uintptr_t>(function);
+  out->end = out->start + (symbol->st_size > 0 ? symbol->st_size : 1);
+  return true;
+}
+
+}  // namespace
+
+bool in_call_dispatch(std::uint64_t return_address) {
+  for (int i = 0; i < g_call_dispatch_count; ++i) {
+    if (return_address > g_call_dispatch[i].start && return_address <= g_call_dispatch[i].end) return true;
+  }
+  return false;
+}
 
 namespace {
 
@@ -184,12 +220,19 @@ bool python_init() {
   }
   const auto hex = *static_cast<const unsigned long*>(version);
   if (((hex >> 16) & 0xffff) != kPython311.version) return false;
-  Dl_info info;
-  void* entry = nullptr;
-  if (dladdr1(eval, &info, &entry, RTLD_DL_SYMENT) == 0 || entry == nullptr) return false;
-  const auto* symbol = static_cast<const ElfW(Sym)*>(entry);
-  g_eval_start = reinterpret_cast<std::uintptr_t>(eval);
-  g_eval_end = g_eval_start + (symbol->st_size > 0 ? symbol->st_size : 1);
+  FunctionRange eval_range;
+  if (!function_range(eval, &eval_range)) return false;
+  g_eval_start = eval_range.start;
+  g_eval_end = eval_range.end;
+  g_interpreter_code = code_range_of(eval);
+  g_c_library_code = code_range_of(reinterpret_cast<const void*>(&::abort));
+  for (const char* name : kCallDispatchNames) {
+    void* function = dlsym(RTLD_DEFAULT, name);
+    // The interpreter's own (an extension could define one of these names too).
+    if (g_interpreter_code.holds(function) && function_range(function, &g_call_dispatch[g_call_dispatch_count])) {
+      ++g_call_dispatch_count;
+    }
+  }
   g_runtime = reinterpret_cast<std::uintptr_t>(runtime);
   g_code_type = reinterpret_cast<std::uintptr_t>(code_type);
   g_bytes_type = reinterpret_cast<std::uintptr_t>(bytes_type);

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <string_view>
 
+#include "code_range.h"
 #include "reachability.h"
 #include "tleak/agent/python_files.h"
 
@@ -74,6 +75,21 @@ extern std::uintptr_t g_eval_start, g_eval_end;
 inline bool in_eval_loop(std::uint64_t return_address) {
   return return_address > g_eval_start && return_address <= g_eval_end;
 }
+
+// The interpreter's code and the C library's (python_init sets them; empty without Python).
+extern CodeRange g_interpreter_code, g_c_library_code;
+
+// Whether a native frame is an extension's (numpy, PyTorch's bindings): code neither of the
+// interpreter nor of the C library. Inline, like in_eval_loop.
+inline bool in_extension(std::uint64_t return_address) {
+  const auto* at = reinterpret_cast<const void*>(return_address);
+  return !g_interpreter_code.holds(at) && !g_c_library_code.holds(at);
+}
+
+// Whether a return address lies in one of the interpreter's functions that only pass a call on to
+// what is called (PyObject_Vectorcall, _PyObject_MakeTpCall, ...): a call goes through them, or
+// not, as CPython 3.11 specializes the calling instruction. False without Python.
+bool in_call_dispatch(std::uint64_t return_address);
 
 // Where the interpreter in this process keeps a code object's file and qualified-name objects
 // (python_init sets them).

@@ -57,6 +57,34 @@ TEST(AgentSource, TheFrameASignalStoppedIsLookedUpWhereItStopped) {
   EXPECT_EQ(stopped_at_first_instruction(1), 2);
 }
 
+// CPython 3.11 runs a call from one of two instructions of its expression (PRECALL once it is
+// specialized, CALL before), and the agent names a Python frame by its instruction: two ids of one
+// place in the script. tleak makes them one frame, and their stacks one site, keyed as the agent
+// keys the stack of the first id; another call on the line stays apart.
+TEST(AgentSource, TwoInstructionsOfOneCallAreOneSite) {
+  AgentSource source;
+  const auto python = [](std::uint64_t id) { return agent::kPythonFrameBit | id; };
+  Message m;
+  m.add(hello());
+  for (const Message& p : {tleak::testing::python_frame(5, "/srv/loop.py", "<module>", 14, 26, 41),
+                           tleak::testing::python_frame(6, "/srv/loop.py", "<module>", 14, 26, 41),
+                           tleak::testing::python_frame(7, "/srv/loop.py", "<module>", 14, 45, 60)}) {
+    m.add_bytes(p.bytes());
+  }
+  tleak::testing::add_site_hashed(m, 1, {0x401000, python(6)});  // a stack of the second id first
+  tleak::testing::add_site_hashed(m, 2, {0x401000, python(5)});
+  tleak::testing::add_site_hashed(m, 3, {0x401000, python(7)});
+  m.add(alloc(10, 0x1000, 100, 1)).add(alloc(20, 0x2000, 100, 2)).add(alloc(30, 0x3000, 8, 3)).add(mark(1));
+  source.consume(m.bytes());
+  const Recording rec = source.finish();
+  ASSERT_EQ(rec.sites.size(), 3u);  // site 0 (no stack) and two
+  EXPECT_EQ(rec.sites[1].allocations, 2u);
+  EXPECT_EQ(rec.sites[1].live_bytes, 200);
+  EXPECT_EQ(rec.sites[2].allocations, 1u);
+  EXPECT_EQ(source.stack(SiteId(1)), (std::vector<std::uintptr_t>{0x401000, python(5)}));
+  EXPECT_EQ(source.stack(SiteId(2)), (std::vector<std::uintptr_t>{0x401000, python(7)}));
+}
+
 TEST(AgentSource, RecordsOfTwoThreadsArePutBackInTimeOrder) {
   AgentSource source;
   Message m;

@@ -32,18 +32,6 @@ Message start(const std::string& executable) {
   return m;
 }
 
-Message python_frame(std::uint32_t id, const std::string& file, const std::string& function, std::int32_t line) {
-  agent::PythonFrameRecord p{};
-  p.header.kind = agent::RecordKind::kPythonFrame;
-  p.id = id;
-  p.line = line;
-  p.file_bytes = static_cast<std::uint32_t>(file.size() + 1);
-  p.function_bytes = static_cast<std::uint32_t>(function.size() + 1);
-  std::string both = file + '\0' + function;
-  Message m;
-  m.add(p, text_words(both));
-  return m;
-}
 
 // A run of three iterations: a site that grows, one freed each time, one leaked and one reachable.
 std::vector<std::uint8_t> whole_run(bool with_python, bool with_exec, bool answer_in_pieces = false) {

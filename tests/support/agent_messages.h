@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "tleak/agent/protocol.h"
+#include "tleak/agent/stack_hash.h"
 
 namespace tleak::testing {
 
@@ -27,6 +28,11 @@ class Message {
     return *this;
   }
   std::span<const unsigned char> bytes() const { return bytes_; }
+  // Another message's records, after these.
+  Message& add_bytes(std::span<const unsigned char> more) {
+    bytes_.insert(bytes_.end(), more.begin(), more.end());
+    return *this;
+  }
 
  private:
   std::vector<unsigned char> bytes_;
@@ -106,5 +112,31 @@ inline agent::FenceRecord fence(agent::RecordKind kind, std::uint64_t sequence, 
 }
 
 inline agent::FenceRecord mark(std::uint64_t sequence) { return fence(agent::RecordKind::kMark, sequence); }
+
+// The stack `words` for thread 0's slot `slot`, keyed as the agent keys it (tleak keys a stack it
+// rewrites the same way, so a test that has it rewrite one needs the real keys).
+inline Message& add_site_hashed(Message& m, std::uint32_t slot, const std::vector<std::uint64_t>& words) {
+  agent::SiteRecord s = site_keyed(slot, static_cast<std::uint32_t>(words.size()), 0);
+  const agent::StackHash key = agent::stack_hash(words.data(), static_cast<std::uint32_t>(words.size()));
+  s.key_a = key.a;
+  s.key_b = key.b;
+  return m.add(s, words);
+}
+
+// The description of the agent's Python frame `id`: columns from 0, -1 where unknown.
+inline Message python_frame(std::uint32_t id, const std::string& file, const std::string& function, std::int32_t line,
+                            std::int32_t column = -1, std::int32_t end_column = -1) {
+  agent::PythonFrameRecord p{};
+  p.header.kind = agent::RecordKind::kPythonFrame;
+  p.id = id;
+  p.line = line;
+  p.column = column;
+  p.end_column = end_column;
+  p.file_bytes = static_cast<std::uint32_t>(file.size() + 1);
+  p.function_bytes = static_cast<std::uint32_t>(function.size() + 1);
+  Message m;
+  m.add(p, text_words(file + '\0' + function));
+  return m;
+}
 
 }  // namespace tleak::testing

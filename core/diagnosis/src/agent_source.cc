@@ -7,6 +7,7 @@
 
 #include "lane_merge.h"
 #include "tleak/agent/protocol.h"
+#include "tleak/agent/stack_hash.h"
 #include "tleak/diagnosis/counted.h"
 
 namespace tleak::diagnosis {
@@ -70,6 +71,9 @@ void AgentSource::reset() {
   frame_chunks_.clear();
   chunk_used_ = 0;
   python_frames_.clear();
+  python_same_.clear();
+  python_by_place_.clear();
+  python_ids_merged_ = false;
   modules_.clear();
   sent_list_.clear();
   sent_sites_.clear();
@@ -255,6 +259,14 @@ void AgentSource::record(const unsigned char* at, std::uint32_t size) {
         if (p.end_column > p.column && p.end_column <= agent::kMaxPythonColumn) frame.end_column = p.end_column + 1;
       }
       frame.address = agent::kPythonFrameBit | p.id;
+      if (p.id < agent::kMaxSites) {
+        std::string place = frame.file + '\0' + frame.function + '\0' + std::to_string(frame.line) + ':' +
+                            std::to_string(frame.column) + '-' + std::to_string(frame.end_column);
+        const std::uint32_t first = python_by_place_.try_emplace(std::move(place), p.id).first->second;
+        if (python_same_.size() <= p.id) python_same_.resize(std::size_t{p.id} + 1, 0);
+        python_same_[p.id] = first;
+        python_ids_merged_ = python_ids_merged_ || first != p.id;
+      }
       python_frames_[p.id] = std::move(frame);
       return;
     }
@@ -341,12 +353,19 @@ void AgentSource::define_stack(const agent::SiteRecord& s, const unsigned char* 
   std::copy_n(last.frames.begin(), s.prefix, frames);
   std::memcpy(frames + s.prefix, middle_words, std::size_t{middle} * 8);
   std::copy_n(last.frames.end() - s.suffix, s.suffix, frames + s.prefix + middle);
-  std::uint32_t site = site_keys_.find(s.key_a, s.key_b);
+  // A stack whose Python frames the agent named by another id of the same place is the stack of
+  // the first: its frames and key are those.
+  std::uintptr_t merged[agent::kMaxFrames];
+  const bool rewritten = python_ids_merged_ && merge_python_ids(frames, s.depth, merged);
+  agent::StackHash key{s.key_a, s.key_b};
+  if (rewritten) key = agent::stack_hash(reinterpret_cast<const std::uint64_t*>(merged), s.depth);
+  const std::uintptr_t* const kept = rewritten ? merged : frames;
+  std::uint32_t site = site_keys_.find(key.a, key.b);
   if (site == 0 && next_site_ < max_sites_) {
     // A stack no thread sent before: a site of its own. Its frames are kept against the previous
     // record's site where they share some, unless that chain is already as long as allowed.
     site = next_site_++;
-    site_keys_.insert(s.key_a, s.key_b, site);
+    site_keys_.insert(key.a, key.b, site);
     if (site_spans_.size() <= site) site_spans_.resize(site + 1);
     StackSpan span;
     span.depth = static_cast<std::uint8_t>(s.depth);
@@ -364,7 +383,7 @@ void AgentSource::define_stack(const agent::SiteRecord& s, const unsigned char* 
       chunk_used_ = 0;
     }
     std::uintptr_t* first = frame_chunks_.back().get() + chunk_used_;
-    std::memcpy(first, against ? frames + s.prefix : frames, std::size_t{own} * 8);
+    std::memcpy(first, against ? kept + s.prefix : kept, std::size_t{own} * 8);
     chunk_used_ += own;
     span.middle = first;
     site_spans_[site] = span;
@@ -373,6 +392,20 @@ void AgentSource::define_stack(const agent::SiteRecord& s, const unsigned char* 
   slot_sites_[std::size_t{s.thread} * agent::kStackSlots + s.slot] = site;
   last.frames.assign(frames, frames + s.depth);
   last.site = site;
+}
+
+bool AgentSource::merge_python_ids(const std::uintptr_t* frames, std::uint32_t depth, std::uintptr_t* merged) const {
+  bool changed = false;
+  for (std::uint32_t k = 0; k < depth; ++k) {
+    merged[k] = frames[k];
+    if ((frames[k] & agent::kPythonFrameBit) == 0 || (frames[k] & agent::kPythonGapBit) != 0) continue;
+    const std::uint64_t id = frames[k] & ~agent::kPythonFrameBit;
+    if (id < python_same_.size() && python_same_[id] != 0 && python_same_[id] != id) {
+      merged[k] = agent::kPythonFrameBit | python_same_[id];
+      changed = true;
+    }
+  }
+  return changed;
 }
 
 void AgentSource::apply_free(std::uint64_t address) {

@@ -230,6 +230,16 @@ class AgentSource {
   std::vector<std::unique_ptr<std::uintptr_t[]>> frame_chunks_;
   std::size_t chunk_used_ = 0;  // words used in the last chunk
   std::unordered_map<std::uint32_t, Frame> python_frames_;
+  // One Python frame to the user is one frame here: two instructions of one expression (CPython
+  // 3.11's PRECALL and CALL: a call runs from the first once the instruction is specialized, from
+  // the second before) came as two ids, and split the sites of one line. python_same_[id] is the
+  // first id of the same file, function, line and columns (the id itself where it is the first);
+  // ids past kMaxSites are the agent's impossible ones and stay as they are.
+  std::vector<std::uint32_t> python_same_;
+  std::unordered_map<std::string, std::uint32_t> python_by_place_;
+  bool python_ids_merged_ = false;  // some id stands for an earlier one
+  // `frames` with each Python frame id made the first of its place; false if none changed.
+  bool merge_python_ids(const std::uintptr_t* frames, std::uint32_t depth, std::uintptr_t* merged) const;
   std::vector<ModuleInfo> modules_;
   std::uint64_t module_changes_ = 0;
   std::uint64_t images_ = 0;
