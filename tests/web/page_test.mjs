@@ -76,8 +76,9 @@ for (const [scenario, variant] of [["append-loop", "leaky"], ["custom-op-scratch
     assert.equal(await page.$eval("#sentence", (e) => e.textContent), report.summary.sentence);
     assert.ok((await page.$eval("#totals", (e) => e.textContent)).includes(`peak reserved${bytesOf(report.totals.peak_reserved_bytes)}`));
     // The sites the page rebuilt from its columns are the report's, field for field.
-    const { curves_left_out, sites, ...rest } = await page.evaluate(() => window.tleak.report);
+    const { curves_left_out, via, sites, ...rest } = await page.evaluate(() => window.tleak.report);
     assert.equal(curves_left_out, 0);
+    assert.deepEqual(via, {});  // no two sites read alike
     assert.deepEqual(sites, report.sites);
     assert.deepEqual(rest, Object.fromEntries(Object.entries(report).filter(([k]) => k !== "sites")));
     assert.equal(await page.$$eval("#sites-body tr", (rows) => rows.length), report.sites.length);
@@ -193,20 +194,41 @@ if (growthProgram) {
 
 // A Python frame with its column (two calls on one line differ only there): the detail's stack
 // gives it after the line, as the text's via line does. The program's report with one such frame
-// added, as a Python program's report has them.
+// added, as a Python program's report has them, and a second site like the first but for the call
+// on that line it came from: each site's row and detail say which call is its own, quoted from the
+// script, as the text's via lines do.
 if (growthProgram) {
   const json = path.join(outDir, "program-python.json"), html = path.join(outDir, "program-python.html");
+  const script = path.join(outDir, "serve.py");
+  writeFileSync(script, "import torch\n\n\nclass Model(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n\n" +
+                        "    def forward(self, x):\n        return self.l2(torch.relu(self.l1(x)))\n");
   const report = JSON.parse(readFileSync(path.join(outDir, "program.json"), "utf8"));
-  report.sites[0].frames.push({ column: 16, end_column: 48, file: "/srv/serve.py", function: "Model.forward", kind: "python",
-                                line: 9, module: "/srv/serve.py", offset: 0 });
+  const call = (column, end_column) => ({ column, end_column, file: script, function: "Model.forward", kind: "python",
+                                          line: 9, module: script, offset: 0 });
+  report.sites[0].frames.push(call(16, 47));
+  const inner = structuredClone(report.sites[0]);
+  inner.id = Math.max(...report.sites.map((s) => s.id)) + 1;
+  inner.frames[inner.frames.length - 1] = call(35, 45);
+  report.sites.push(inner);
   writeFileSync(json, JSON.stringify(report));
   execFileSync(tleak, ["view", "-o", html, json], { stdio: ["ignore", "ignore", "ignore"] });
-  await check("a Python frame's column in a site's stack", async () => {
+  await check("a Python frame's column in a site's stack, and which call a site's is", async () => {
     const { page, errors } = await open(html);
-    await page.click("#sites-body tr");
+    const viaLine = async (id) => page.$eval(`#sites-body tr[data-site="${id}"] td.text-site .via-line`, (d) => d.textContent);
+    assert.equal(await viaLine(report.sites[0].id), "via self.l2(torch.relu(self.l1(x)))  serve.py:9:16");
+    assert.equal(await viaLine(inner.id), "via self.l1(x)  serve.py:9:35");
+    await page.click(`#sites-body tr[data-site="${report.sites[0].id}"]`);
     const stack = await page.$$eval("#detail-stack li", (l) => l.map((li) => li.textContent));
-    assert.equal(stack.at(-1), "Model.forward /srv/serve.py:9:16");
+    assert.equal(stack.at(-1), `Model.forward ${script}:9:16`);
     assert.ok(!stack.slice(0, -1).some((f) => /:\d+:\d+$/.test(f)), `native frames have no column: ${stack}`);
+    assert.deepEqual(await page.$$eval("#detail-via li", (l) => l.map((li) => li.textContent)),
+                     ["via self.l2(torch.relu(self.l1(x)))  serve.py:9:16"]);
+    // A site that reads like no other has none.
+    const other = report.sites.find((s) => s.label !== report.sites[0].label);
+    if (other) {
+      await page.click(`#sites-body tr[data-site="${other.id}"]`);
+      assert.equal(await page.$$eval("#detail-via li", (l) => l.length), 0);
+    }
     assert.deepEqual(errors, [], "console errors");
     await page.close();
   });

@@ -157,9 +157,11 @@ function timeline() {
 // report renders the first rows of the current order only. It opens worst first, as the report lists
 // its sites: by verdict (a stable sort keeps the report's order within one).
 const kShownRows = 500;
+const viaOf = (site) => (report && report.via && report.via[site.id]) || [];
 const columns = [
   ["verdict", (s) => severity(s.verdict), (s) => s.verdict],
-  ["site", (s) => s.label, (s) => s.label],
+  // With what tells it from the sites that read alike (the text's via lines), where there are any.
+  ["site", (s) => s.label, (s) => [s.label, ...viaOf(s)].join("\n")],
   ["reason", (s) => s.reason || "", (s) => s.reason || ""],
   ["allocator", (s) => s.allocator, (s) => s.allocator],
   ["leaked", (s) => s.leaked_bytes, (s) => bytes(s.leaked_bytes)],
@@ -194,6 +196,13 @@ function sitesTable() {
   renderRows();
 }
 
+// A cell's content: its text; a site's via lines under its label, where it has any (cut short like
+// the label, each from its own start: the call that tells it apart comes last).
+function cell(name, site, show) {
+  if (name !== "site" || viaOf(site).length === 0) return [show(site)];
+  return [el("div", {}, site.label), el("div", { class: "via-line" }, viaOf(site).join(" · "))];
+}
+
 function renderRows() {
   const verdict = $("filter-verdict").value, allocator = $("filter-allocator").value;
   const text = $("filter-text").value.toLowerCase();
@@ -207,7 +216,7 @@ function renderRows() {
     return tableState.descending ? -order : order;
   });
   $("sites-body").replaceChildren(...rows.slice(0, kShownRows).map((s) => el("tr", { class: `row verdict-${s.verdict}`, "data-site": s.id, onclick: () => detail(s) },
-    ...columns.map(([name, , show]) => el("td", wideColumn(name) ? { class: wideColumn(name), title: show(s) } : {}, show(s))))));
+    ...columns.map(([name, , show]) => el("td", wideColumn(name) ? { class: wideColumn(name), title: show(s) } : {}, ...cell(name, s, show))))));
   $("sites-count").textContent = rows.length > kShownRows ? `showing ${kShownRows} of ${rows.length} sites` : `${rows.length} sites`;
   document.querySelectorAll("#sites-head th").forEach((th, i) => th.classList.toggle("sorted", i === tableState.sort));
 }
@@ -219,6 +228,7 @@ function detail(site) {
   panel.hidden = false;
   $("detail-title").textContent = `#${site.id} ${site.verdict}: ${site.label}`;
   $("detail-reason").textContent = site.reason;
+  $("detail-via").replaceChildren(...viaOf(site).map((via) => el("li", {}, via)));
   const figures = [["allocator", site.allocator], ["peak live", bytes(site.peak_live_bytes)], [`live at last ${words.one}`, bytes(site.final_live_bytes)],
     ["leaked", `${bytes(site.leaked_bytes)} in ${site.leaked_blocks} block(s)`], ["allocations / frees", `${site.allocations} / ${site.frees}`]];
   if (report.run.program) figures.splice(4, 0, ...atExit(site, report.run.program.exit_scan));

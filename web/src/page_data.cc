@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "tleak/diagnosis/report_json.h"
+#include "tleak/diagnosis/site_partings.h"
 
 namespace tleak::web::detail {
 namespace {
@@ -105,8 +106,13 @@ json page_data(const diagnosis::Report& report, std::size_t max_curves) {
   std::unordered_map<std::string, std::int64_t> frame_index;
   json site_frames = json::array();
   const std::vector<diagnosis::SiteReport>& sites = report.sites;
-  for (const diagnosis::SiteReport& report_site : sites) {
-    const json site = diagnosis::to_json(report_site);
+  // What tells a site from those that read alike, as the text says it (no part of the report): by
+  // site id, for the sites that have any.
+  const std::vector<std::vector<std::string>> vias = diagnosis::via_lines(report, sites.size());
+  json site_via = json::object();
+  for (std::size_t i = 0; i < sites.size(); ++i) {
+    const json site = diagnosis::to_json(sites[i]);
+    if (!vias[i].empty()) site_via[std::to_string(sites[i].id)] = vias[i];
     site_columns.add(site, {"frames", "live_bytes_at_samples"});
     json stack = json::array();
     for (const json& frame : site.value("frames", json::array())) {
@@ -131,7 +137,8 @@ json page_data(const diagnosis::Report& report, std::size_t max_curves) {
               {"frames", frame_columns.to_json()},
               {"site_frames", std::move(site_frames)},
               {"curve_sites", std::move(curve_sites)},
-              {"curves", std::move(curves)}};
+              {"curves", std::move(curves)},
+              {"site_via", std::move(site_via)}};
   out["strings"] = std::move(strings).to_json();
   return out;
 }

@@ -33,11 +33,12 @@ function rows(columns, count, strings) {
   return out;
 }
 
-// The report, with `curves_left_out` (how many sites came without their curve).
+// The report, with `curves_left_out` (how many sites came without their curve) and `via` (by site
+// id, what tells a site from those that read alike: the text's via lines).
 export function reportFromPageData(data) {
   const frames = rows(data.frames, data.frame_count, data.strings);
   const sites = rows(data.sites, data.site_count, data.strings);
   sites.forEach((site, i) => { site.frames = data.site_frames[i].map((f) => frames[f]); });
   data.curve_sites.forEach((site, k) => { sites[site].live_bytes_at_samples = data.curves[k]; });
-  return { ...data.report, sites, curves_left_out: data.site_count - data.curve_sites.length };
+  return { ...data.report, sites, curves_left_out: data.site_count - data.curve_sites.length, via: data.site_via || {} };
 }
