@@ -277,6 +277,12 @@ void send_buffers_and_stop_tracking() {
   g_fence_lock.unlock();
 }
 
+// Instead of the answer: tleak then judges no block, and lets the other threads go.
+void send_scan_failed(ScanFailure why) {
+  const RecordHeader failed{RecordKind::kScanFailed, static_cast<std::uint16_t>(why), sizeof(RecordHeader)};
+  send_record(&failed, sizeof failed);
+}
+
 // The parent's live list in, the reachability bitmap out. The exiting thread's stack is a root
 // from `stack_from` up, and its `registers` (kExitRegisters) are roots, as are the other threads'
 // registers the parent read and sent after the list.
@@ -298,6 +304,7 @@ void exit_handshake(std::uintptr_t stack_from, const std::uint64_t* registers) {
   auto* thread_stacks = static_cast<ThreadStack*>(map_pages(header.thread_stacks * sizeof(ThreadStack) + 8, true));
   if (blocks == nullptr || message == nullptr || work == nullptr || root_registers == nullptr ||
       thread_stacks == nullptr) {
+    send_scan_failed(ScanFailure::kNoMemory);
     return;
   }
   if (!channel_receive(blocks, n * sizeof(LiveBlock))) return;
@@ -321,7 +328,11 @@ void exit_handshake(std::uintptr_t stack_from, const std::uint64_t* registers) {
   // it is done (kScanned): what they allocated since the exit fence is as it will be scanned.
   constexpr std::uint64_t kMaxLateBlocks = std::uint64_t{1} << 16;
   auto* late = static_cast<LiveBlock*>(map_pages(kMaxLateBlocks * sizeof(LiveBlock), true));
-  const std::uint64_t late_count = late != nullptr ? late_blocks(late, kMaxLateBlocks) : 0;
+  if (late == nullptr) {
+    send_scan_failed(ScanFailure::kNoMemory);
+    return;
+  }
+  const std::uint64_t late_count = late_blocks(late, kMaxLateBlocks);
   const ThreadRoots threads{.stack_from = stack_from,
                             .registers = root_registers,
                             .register_count = root_words,
@@ -330,8 +341,13 @@ void exit_handshake(std::uintptr_t stack_from, const std::uint64_t* registers) {
                             .thread_stack_count = header.thread_stacks,
                             .late_blocks = late,
                             .late_block_count = late_count};
-  record->roots_bytes = scan_reachability(blocks, n, bitmap, work, kinds, kind_count, with_pools ? &pools : nullptr, threads,
-                                          g_malloc_is_c_library);
+  const ScanResult scanned_roots = scan_reachability(blocks, n, bitmap, work, kinds, kind_count,
+                                                     with_pools ? &pools : nullptr, threads, g_malloc_is_c_library);
+  if (scanned_roots.failure != ScanFailure{}) {
+    send_scan_failed(scanned_roots.failure);
+    return;
+  }
+  record->roots_bytes = scanned_roots.root_bytes;
   record->blocks = n;
   const RecordHeader scanned{RecordKind::kScanned, 0, sizeof(RecordHeader)};
   send_record(&scanned, sizeof scanned);  // tleak lets the other threads go on

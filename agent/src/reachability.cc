@@ -302,14 +302,18 @@ struct Scan {
 
 bool starts_with(const char* s, const char* prefix) { return std::strncmp(s, prefix, std::strlen(prefix)) == 0; }
 
-[[gnu::noinline]] std::uint64_t scan_roots(Scan& scan, const ThreadRoots& threads) {
+// The root bytes read; 0 and `*failure` set if the roots could not be known.
+[[gnu::noinline]] std::uint64_t scan_roots(Scan& scan, const ThreadRoots& threads, ScanFailure* failure) {
   const std::uintptr_t stack_pointer = threads.stack_from, ended_main_stack = threads.ended_main_stack;
   // The map read with plain syscalls into agent pages: no stdio, no malloc. The calling thread's
   // view: /proc/self is the main thread's, and reads empty once that thread has ended (main called
   // pthread_exit and another thread exit): the scan then had no roots and every block read as lost.
   constexpr std::size_t kMapsBytes = 8 << 20;
   char* maps = static_cast<char*>(map_pages(kMapsBytes, true));
-  if (maps == nullptr) return 0;
+  if (maps == nullptr) {
+    *failure = ScanFailure::kNoMemory;
+    return 0;
+  }
   std::size_t length = 0;
   const int fd = open_memory_map();
   if (fd >= 0) {
@@ -318,6 +322,13 @@ bool starts_with(const char* s, const char* prefix) { return std::strncmp(s, pre
       length += static_cast<std::size_t>(got);
     }
     close(fd);
+  }
+  // Not one mapping read (no descriptor left, no /proc): without the roots, every block would read
+  // as lost.
+  if (length == 0) {
+    unmap_pages(maps, kMapsBytes);
+    *failure = ScanFailure::kNoMemoryMap;
+    return 0;
   }
   maps[length] = '\0';
   // Left out of the roots: the agent's own memory (its tables hold every block's address) and a
@@ -377,9 +388,9 @@ bool starts_with(const char* s, const char* prefix) { return std::strncmp(s, pre
 
 }  // namespace
 
-std::uint64_t scan_reachability(const LiveBlock* blocks, std::uint64_t n, std::uint64_t* reachable,
-                                std::uint32_t* work, const DataOnlyKind* kinds, int kind_count,
-                                const PoolGeometry* pools, const ThreadRoots& threads, bool glibc_chunks) {
+ScanResult scan_reachability(const LiveBlock* blocks, std::uint64_t n, std::uint64_t* reachable,
+                             std::uint32_t* work, const DataOnlyKind* kinds, int kind_count,
+                             const PoolGeometry* pools, const ThreadRoots& threads, bool glibc_chunks) {
   Scan scan{.blocks = blocks, .n = n, .reachable = reachable, .work = work, .glibc_chunks = glibc_chunks,
             .kinds = kinds, .kind_count = kind_count};
   if (kind_count > 0) {
@@ -399,7 +410,10 @@ std::uint64_t scan_reachability(const LiveBlock* blocks, std::uint64_t n, std::u
     scan.pools = pools;
   }
   scan.chunk = static_cast<std::uint64_t*>(map_pages(kChunkBytes));
-  if (scan.chunk == nullptr) return 0;
+  if (scan.chunk == nullptr) {
+    scan.untouched.close();
+    return {0, ScanFailure::kNoMemory};
+  }
   std::uint64_t* group_starts = nullptr;
   const std::uint64_t groups = (n + kGroupBlocks - 1) / kGroupBlocks;
   if (n > 0) {
@@ -431,21 +445,25 @@ std::uint64_t scan_reachability(const LiveBlock* blocks, std::uint64_t n, std::u
     for (std::uint64_t i = 0; i < n; ++i) granules.add(blocks[i].address, blocks[i].size);
     scan.granules = &granules;
   }
-  std::uint64_t roots = scan_roots(scan, threads);
-  for (std::uint64_t b = 0; b < threads.late_block_count; ++b) {
+  ScanResult result;
+  std::uint64_t roots = scan_roots(scan, threads, &result.failure);
+  for (std::uint64_t b = 0; result.failure == ScanFailure{} && b < threads.late_block_count; ++b) {
     const LiveBlock& late = threads.late_blocks[b];
     scan.region_checked(late.address, late.address + late.size);
     roots += late.size;
   }
-  for (std::uint64_t r = 0; r < threads.register_count; ++r) {
-    if (const std::uint64_t at = scan.find(threads.registers[r]); at != n) scan.mark(at);
+  if (result.failure == ScanFailure{}) {
+    for (std::uint64_t r = 0; r < threads.register_count; ++r) {
+      if (const std::uint64_t at = scan.find(threads.registers[r]); at != n) scan.mark(at);
+    }
+    scan.flood();
+    result.root_bytes = roots;
   }
-  scan.flood();
   unmap_pages(scan.chunk, kChunkBytes);
   if (group_starts != nullptr) unmap_pages(group_starts, groups * 8);
   if (granule_memory != nullptr) unmap_pages(granule_memory, granule_slots * 8);
   scan.untouched.close();
-  return roots;
+  return result;
 }
 
 }  // namespace tleak::agent

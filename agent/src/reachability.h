@@ -64,12 +64,19 @@ struct ThreadRoots {
   std::uint64_t late_block_count = 0;
 };
 
+// What a scan read, or why it could not be made (then no bit of its answer means anything: with
+// no roots read, every block had read as lost).
+struct ScanResult {
+  std::uint64_t root_bytes = 0;
+  ScanFailure failure{};  // zero: none
+};
+
 // `blocks` sorted by address. Sets bit i of `reachable` (zeroed by the caller, ceil(n / 64) words)
-// when block i is reachable. `work` has room for n indices. Returns the root bytes scanned.
+// when block i is reachable. `work` has room for n indices.
 // `pools`, if not null: an interpreter's small-object pools, of which only the blocks in use are
 // read (object_pools.h). `glibc_chunks`: the blocks are the C library malloc's, whose state points
 // at chunk headers.
-std::uint64_t scan_reachability(const LiveBlock* blocks, std::uint64_t n, std::uint64_t* reachable,
+ScanResult scan_reachability(const LiveBlock* blocks, std::uint64_t n, std::uint64_t* reachable,
                                 std::uint32_t* work, const DataOnlyKind* kinds, int kind_count,
                                 const PoolGeometry* pools, const ThreadRoots& threads, bool glibc_chunks);
 

@@ -287,5 +287,40 @@ TEST_F(ProgramRun, AnAddressKeptAsDataDoesNotKeepItsBlock) {
   EXPECT_EQ(buffers["leaked_bytes"].get<std::int64_t>() + buffers["reachable_at_exit_bytes"].get<std::int64_t>(), 50 * 4096);
 }
 
+// A program that leaves its address space full as it exits (it set a limit, as `ulimit -v` would)
+// leaves the exit scan no room for its work: tleak then judges no block and says why. (The scan had
+// gone on without its map of the process, read no root, and called every block lost: here the kept
+// block and stdout's buffer too.) With no room at all the scan cannot take the live list it is
+// sent; with 4 MiB it can, but not its map of the process; with 64 MiB it is made, and judges as
+// memcheck would.
+TEST_F(ProgramRun, AnExitScanWithoutRoomJudgesNothingAndSaysWhy) {
+  for (const char* room : {"0", "4"}) {
+    const auto r = tleak_run({}, {program("address_space_full"), room});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, "limited\n");
+    EXPECT_FALSE(report_["run"]["program"]["exit_scan"]) << room;
+    EXPECT_EQ(report_["totals"]["leaked_bytes"], 0) << room;
+    EXPECT_EQ(report_["totals"]["unjudged_at_exit_bytes"], report_["totals"]["peak_live_bytes"]) << room;
+    EXPECT_GE(report_["totals"]["unjudged_at_exit_bytes"].get<std::int64_t>(), 5096) << room;
+    EXPECT_EQ(report_["summary"]["verdict"], "bounded") << room;
+    EXPECT_NE(report_["summary"]["sentence"].get<std::string>().find("leaks not judged (no exit scan)"), std::string::npos)
+        << report_["summary"];
+    std::vector<std::string> notes;
+    for (const Json& note : report_["notes"]) notes.push_back(note.get<std::string>());
+    EXPECT_NE(std::find(notes.begin(), notes.end(),
+                        "the program's exit scan could not be made: its address space had no room left for the scan's "
+                        "work (a limit such as `ulimit -v`, reached by the program), so blocks left allocated are "
+                        "reported as unjudged, not as leaks"),
+              notes.end())
+        << report_["notes"];
+  }
+  const auto r = tleak_run({}, {program("address_space_full"), "64"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(report_["run"]["program"]["exit_scan"]);
+  EXPECT_EQ(report_["totals"]["leaked_bytes"], 1000);
+  EXPECT_EQ(site_at(at("address_space_full.c", "LOST"))["leaked_bytes"], 1000);
+  EXPECT_EQ(site_at(at("address_space_full.c", "KEPT"))["reachable_at_exit_bytes"], 4096);
+}
+
 }  // namespace
 }  // namespace tleak::program_tests

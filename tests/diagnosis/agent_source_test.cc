@@ -330,6 +330,47 @@ TEST(AgentSource, RecordsAfterTheExitScansAnswerAreLeftOut) {
   EXPECT_EQ(rec.frees, 0u);
 }
 
+// An exit scan the agent could not make (no room for its work) says so instead of answering: no
+// block is judged, the held threads may go, and an answer after it, a second failure, one before
+// the list, or one for an unknown reason is refused.
+TEST(AgentSource, AnExitScanThatCouldNotBeMadeJudgesNoBlock) {
+  struct HeaderOnly {
+    agent::RecordHeader header;
+  };
+  const auto failed = [](std::uint16_t why) { return HeaderOnly{{agent::RecordKind::kScanFailed, why, 0}}; };
+  {
+    AgentSource source;
+    two_blocks_then_exit(source);
+    (void)source.live_list();
+    EXPECT_FALSE(source.scan_done());
+    source.consume(Message().add(failed(1)).bytes());
+    EXPECT_TRUE(source.scan_done());
+    EXPECT_TRUE(source.scan_failed());
+    EXPECT_EQ(source.scan_failure(), agent::ScanFailure::kNoMemory);
+    EXPECT_FALSE(source.reach_complete());
+    agent::ReachRecord reach{};
+    reach.header.kind = agent::RecordKind::kReach;
+    reach.blocks = 2;
+    EXPECT_THROW(source.consume(Message().add(reach, {0b01}).bytes()), StreamError);
+    EXPECT_THROW(source.consume(Message().add(failed(2)).bytes()), StreamError);
+    const Recording rec = source.finish();
+    EXPECT_EQ(rec.end, RunEnd::kNoExitScan);
+    EXPECT_TRUE(rec.leaked.empty());
+    ASSERT_EQ(rec.unfreed.size(), 2u);
+  }
+  {
+    AgentSource source;
+    two_blocks_then_exit(source);
+    EXPECT_THROW(source.consume(Message().add(failed(1)).bytes()), StreamError);  // no list sent yet
+  }
+  for (const std::uint16_t why : {std::uint16_t{0}, std::uint16_t{agent::kMaxScanFailure + 1}}) {
+    AgentSource source;
+    two_blocks_then_exit(source);
+    (void)source.live_list();
+    EXPECT_THROW(source.consume(Message().add(failed(why)).bytes()), StreamError) << why;
+  }
+}
+
 // Records that come between the live list and the scan's answer are of threads still running as
 // the program exits: a listed block they free is judged by no bit, and one they allocate is
 // unjudged, while the rest of the list is judged by the answer (before, any change in the count of

@@ -49,6 +49,7 @@ void AgentSource::reset() {
   limits.one_thread = true;
   recorder_ = std::make_unique<Recorder>(std::vector<AllocatorInfo>{{"malloc", MemorySpace::kHost}}, limits);
   exiting_thread_ = 0;
+  scan_failure_ = {};
   hello_seen_ = user_marks_ = finalizing_ = exit_requested_ = scan_done_ = reach_started_ = reach_complete_ = stacks_overflowed_ = false;
   judgements_.reset();
   sites_lately_ = true;
@@ -150,6 +151,7 @@ void AgentSource::consume(std::span<const unsigned char> message) {
       // An answer comes only to the live list tleak sent (the fuzzer's answer to no list, read as
       // one to an empty list, judged blocks by bits that were never sent).
       if (!list_sent_) throw StreamError("reachability answer before tleak sent its live list");
+      if (scan_failed()) throw StreamError("reachability answer after the exit scan could not be made");
       if (reach_started_) throw StreamError("a second reachability answer");
       if (reach.blocks != sent_list_.size() / 2) throw StreamError("reachability answer for another list");
       if (reach.header.size != message.size() - at) throw StreamError("reachability answer not at the end of its message");
@@ -291,6 +293,17 @@ void AgentSource::record(const unsigned char* at, std::uint32_t size) {
       if (reach_started_) throw StreamError("exit scan done after its answer");
       scan_done_ = true;
       return;
+    case RecordKind::kScanFailed: {
+      if (!list_sent_) throw StreamError("exit scan failed before tleak sent its live list");
+      if (reach_started_ || scan_failed()) throw StreamError("exit scan failed after its answer or failure");
+      const std::uint16_t why = read_as<RecordHeader>(at).reserved;
+      if (why == 0 || why > agent::kMaxScanFailure) {
+        throw StreamError("exit scan failed for an unknown reason " + std::to_string(why));
+      }
+      scan_failure_ = static_cast<agent::ScanFailure>(why);
+      scan_done_ = true;
+      return;
+    }
     case RecordKind::kReachMore:
       throw StreamError("reachability piece without an answer before it");
     case RecordKind::kReach:

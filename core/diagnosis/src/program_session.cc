@@ -644,6 +644,14 @@ Report run_program(const ProgramOptions& o) {
                            "replaced that descriptor with a system call tleak does not interpose): what it did "
                            "after that is not in this report, and blocks left allocated are reported as "
                            "unjudged, not as leaks");
+  } else if (!report.run.program->exit_scan && source.scan_failed()) {
+    report.notes.push_back(
+        source.scan_failure() == agent::ScanFailure::kNoMemory
+            ? "the program's exit scan could not be made: its address space had no room left for the scan's "
+              "work (a limit such as `ulimit -v`, reached by the program), so blocks left allocated are reported as "
+              "unjudged, not as leaks"
+            : "the program's exit scan could not be made: its memory map (/proc/self/maps) could not be read, so "
+              "its roots are unknown and blocks left allocated are reported as unjudged, not as leaks");
   } else if (!report.run.program->exit_scan && source.exit_requested()) {
     report.notes.push_back("the program's exit scan did not finish (the process ended during it), so blocks left "
                            "allocated are reported as unjudged, not as leaks");

@@ -150,15 +150,20 @@ std::string summary_sentence(const SiteReport& site, const Report& report) {
                   format_bytes(static_cast<double>(site.retained.peak_dead_bytes)).c_str(),
                   counted(site.retained.drag_ops_max, "op", "ops").c_str(),
                   words.count(site.retained.drag_iterations_max).c_str(), site.label.c_str());
-  } else if (!report.total_growth.assessed) {
-    std::snprintf(text, sizeof text, "bounded: peak %s live, nothing leaked; growth not assessed (%s; "
-                  "at least %llu needed); largest site %s",
-                  format_bytes(static_cast<double>(report.totals.peak_live_bytes)).c_str(),
-                  words.count(report.run.iterations).c_str(),
-                  static_cast<unsigned long long>(iterations_needed_for_growth(report.thresholds)), site.label.c_str());
   } else {
-    std::snprintf(text, sizeof text, "bounded: peak %s live, nothing leaked; largest site %s",
-                  format_bytes(static_cast<double>(report.totals.peak_live_bytes)).c_str(), site.label.c_str());
+    // A program whose exit was not scanned left its blocks unjudged: none was found leaked, but
+    // none was looked at either.
+    const bool unscanned = report.run.program && !report.run.program->exit_scan && report.totals.unjudged_at_exit_bytes > 0;
+    const char* leaks = unscanned ? "leaks not judged (no exit scan)" : "nothing leaked";
+    if (!report.total_growth.assessed) {
+      std::snprintf(text, sizeof text, "bounded: peak %s live, %s; growth not assessed (%s; at least %llu needed); largest site %s",
+                    format_bytes(static_cast<double>(report.totals.peak_live_bytes)).c_str(), leaks,
+                    words.count(report.run.iterations).c_str(),
+                    static_cast<unsigned long long>(iterations_needed_for_growth(report.thresholds)), site.label.c_str());
+    } else {
+      std::snprintf(text, sizeof text, "bounded: peak %s live, %s; largest site %s",
+                    format_bytes(static_cast<double>(report.totals.peak_live_bytes)).c_str(), leaks, site.label.c_str());
+    }
   }
   return text;
 }

@@ -27,8 +27,9 @@ inline constexpr std::uint32_t kProtocolMagic = 0x6b61656c;  // "leak"
 // -m module (python_target_bytes); 10: the exit fence names its thread, and the live list carries
 // the other threads' registers and stack pointers (LiveListHeader); 11: the exit scan holds the
 // other threads (kScanned); 13: a Python frame's columns (PythonFrameRecord; 12 was a trial, dropped),
-// and the interpreter's finalizing told (kFinalizing)
-inline constexpr std::uint32_t kProtocolVersion = 13;
+// and the interpreter's finalizing told (kFinalizing); 14: an exit scan that could not be made
+// says so (kScanFailed)
+inline constexpr std::uint32_t kProtocolVersion = 14;
 inline constexpr std::uint32_t kMaxMessageBytes = 64 * 1024;
 inline constexpr std::uint32_t kMaxFrames = 64;
 // The widest line whose columns a Python frame record names (PythonFrameRecord::column), in bytes.
@@ -82,7 +83,17 @@ enum class RecordKind : std::uint16_t {
   // FenceRecord: a time sample fell due after the Python interpreter began finalizing (past its
   // atexit callbacks): what it frees from then on is its teardown, which time samples no longer follow
   kFinalizing = 16,
+  // RecordHeader alone, its `reserved` a ScanFailure: the exit scan could not be made, and no answer
+  // follows (tleak judges no block, and lets the other threads go)
+  kScanFailed = 17,
 };
+
+// Why an exit scan could not be made (kScanFailed).
+enum class ScanFailure : std::uint16_t {
+  kNoMemory = 1,     // no pages for its work: the program's address space is full (an RLIMIT_AS)
+  kNoMemoryMap = 2,  // /proc's memory map of the process could not be read: its roots are unknown
+};
+inline constexpr std::uint16_t kMaxScanFailure = 2;
 
 struct RecordHeader {
   RecordKind kind;
