@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 
 #include "agent_memory.h"
@@ -203,6 +204,9 @@ struct Scan {
   pid_t self = 0;
   UntouchedPages untouched{};
   bool run_touched = true;  // whether the last read_run() found a page the program touched
+  // The kernel refused the reads themselves (a seccomp filter on process_vm_readv), not a page:
+  // no root can be read, and every block would read as lost.
+  bool refused = false;
 
   // Copies [start, start + bytes) into `chunk`, pages the program never touched as the zeros they
   // hold (read, they would cost a fault each). Returns how many bytes from `start` were read.
@@ -231,6 +235,7 @@ struct Scan {
     if (pieces == 0) return bytes;
     const ssize_t got = process_vm_readv(self, local, static_cast<unsigned long>(pieces), remote,
                                          static_cast<unsigned long>(pieces), 0);
+    if (got < 0 && (errno == EPERM || errno == ENOSYS || errno == EACCES)) refused = true;
     // A read stops at the first page that failed: what lies before it counts.
     std::uint64_t left = got > 0 ? static_cast<std::uint64_t>(got) : 0;
     for (int i = 0; i < pieces; ++i) {
@@ -242,7 +247,7 @@ struct Scan {
 
   void region_checked(std::uintptr_t start, std::uintptr_t end) {
     start = (start + 7) & ~std::uintptr_t{7};
-    while (start + 8 <= end) {
+    while (start + 8 <= end && !refused) {
       // Runs end on a multiple of kPoolAlignment, so that no pool straddles two.
       std::uint64_t bytes = kChunkBytes - start % kPoolAlignment;
       if (bytes > end - start) bytes = end - start;
@@ -447,6 +452,7 @@ ScanResult scan_reachability(const LiveBlock* blocks, std::uint64_t n, std::uint
   }
   ScanResult result;
   std::uint64_t roots = scan_roots(scan, threads, &result.failure);
+  if (scan.refused && result.failure == ScanFailure{}) result.failure = ScanFailure::kReadRefused;
   for (std::uint64_t b = 0; result.failure == ScanFailure{} && b < threads.late_block_count; ++b) {
     const LiveBlock& late = threads.late_blocks[b];
     scan.region_checked(late.address, late.address + late.size);

@@ -1,6 +1,6 @@
 /* A program that exits with every file descriptor it may have open taken: the exit scan cannot open
  * the process's memory map (/proc/self/maps) to find its roots. A block lost (LOST) and a block kept
- * (KEPT). Prints "full" and exits with status 0. */
+ * (KEPT). Prints "exiting" and exits with status 0. */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +17,7 @@ int main(void) {
   kept = malloc(4096); /* KEPT */
   memset(kept, 2, 4096);
   lose();
-  printf("full\n");
+  printf("exiting\n");
   fflush(stdout);
   while (open("/dev/null", O_RDONLY) >= 0) {
   }

@@ -288,6 +288,26 @@ std::string program_name(const AgentSource& source, const std::vector<std::strin
 // a program that ended within two periods without a sample (ls, true: growth is not what it was
 // run for). Samples are taken only while the program allocates, so the period that gives enough
 // is read from the samples it gave, not from the run's length (a program may sleep most of it).
+// Why the agent could not make its exit scan, and what that leaves of the report.
+std::string scan_failure_note(agent::ScanFailure why) {
+  const char* cause = "";
+  switch (why) {
+    case agent::ScanFailure::kNoMemory:
+      cause = "its address space had no room left for the scan's work (a limit such as `ulimit -v`, reached by "
+              "the program)";
+      break;
+    case agent::ScanFailure::kNoMemoryMap:
+      cause = "its memory map (/proc/self/maps), which lists its roots, could not be read";
+      break;
+    case agent::ScanFailure::kReadRefused:
+      cause = "the kernel refused it the reads of the process's memory (process_vm_readv: a seccomp filter, as "
+              "a sandbox sets)";
+      break;
+  }
+  return std::string("the program's exit scan could not be made: ") + cause +
+         ", so blocks left allocated are reported as unjudged, not as leaks";
+}
+
 std::string too_few_samples_note(const Report& report, const ClassifierOptions& thresholds) {
   const ProgramInfo& program = *report.run.program;
   if (program.clock != "time" || report.total_growth.assessed || program.sample_seconds <= 0) return {};
@@ -645,13 +665,7 @@ Report run_program(const ProgramOptions& o) {
                            "after that is not in this report, and blocks left allocated are reported as "
                            "unjudged, not as leaks");
   } else if (!report.run.program->exit_scan && source.scan_failed()) {
-    report.notes.push_back(
-        source.scan_failure() == agent::ScanFailure::kNoMemory
-            ? "the program's exit scan could not be made: its address space had no room left for the scan's "
-              "work (a limit such as `ulimit -v`, reached by the program), so blocks left allocated are reported as "
-              "unjudged, not as leaks"
-            : "the program's exit scan could not be made: its memory map (/proc/self/maps) could not be read, so "
-              "its roots are unknown and blocks left allocated are reported as unjudged, not as leaks");
+    report.notes.push_back(scan_failure_note(source.scan_failure()));
   } else if (!report.run.program->exit_scan && source.exit_requested()) {
     report.notes.push_back("the program's exit scan did not finish (the process ended during it), so blocks left "
                            "allocated are reported as unjudged, not as leaks");

@@ -92,8 +92,9 @@ enum class RecordKind : std::uint16_t {
 enum class ScanFailure : std::uint16_t {
   kNoMemory = 1,     // no pages for its work: the program's address space is full (an RLIMIT_AS)
   kNoMemoryMap = 2,  // /proc's memory map of the process could not be read: its roots are unknown
+  kReadRefused = 3,  // reading its memory through the kernel was refused (a seccomp filter)
 };
-inline constexpr std::uint16_t kMaxScanFailure = 2;
+inline constexpr std::uint16_t kMaxScanFailure = 3;
 
 struct RecordHeader {
   RecordKind kind;
