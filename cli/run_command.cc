@@ -123,6 +123,12 @@ int exit_code_for(const diagnosis::Report& report, const std::string& fail_on) {
                  static_cast<unsigned long long>(diagnosis::iterations_needed_for_growth(report.thresholds)));
     return kExitFinding;
   }
+  // Nor a gate on leaks on a run whose leaks were not looked for.
+  if ((fail_on == "leak" || fail_on == "any") && diagnosis::leaks_unjudged(report)) {
+    std::fprintf(stderr, "tleak: --fail-on %s: leaks were not judged (no exit scan; the report's notes say why)\n",
+                 fail_on.c_str());
+    return kExitFinding;
+  }
   const auto& s = report.summary;
   const bool fail = (fail_on == "any" && (s.leak_sites + s.growth_sites + s.retained_sites) > 0) ||
                     (fail_on == "leak" && s.leak_sites > 0) || (fail_on == "growth" && s.growth_sites > 0) ||

@@ -198,6 +198,11 @@ CheckResult judge(const Expectation& e, const diagnosis::Report& r) {
   if (e.verdict && r.summary.verdict != *e.verdict) {
     failures.push_back("expected verdict " + *e.verdict + ", got " + r.summary.verdict);
   }
+  // "Nothing leaked" is what a bounded verdict and a leak limit ask, and a run without an exit scan
+  // did not look.
+  if ((e.max_leaked_bytes || (e.verdict && *e.verdict == "bounded")) && diagnosis::leaks_unjudged(r)) {
+    failures.push_back("leaks were not judged (no exit scan; the report's notes say why)");
+  }
   if (e.max_leaked_bytes && r.totals.leaked_bytes > *e.max_leaked_bytes) {
     failures.push_back("leaked " + std::to_string(r.totals.leaked_bytes) + " bytes, limit " + std::to_string(*e.max_leaked_bytes));
   }

@@ -322,6 +322,34 @@ TEST_F(ProgramRun, AnExitScanWithoutRoomJudgesNothingAndSaysWhy) {
   EXPECT_EQ(site_at(at("address_space_full.c", "KEPT"))["reachable_at_exit_bytes"], 4096);
 }
 
+// A gate on leaks does not pass a run whose leaks were not looked for: `run --fail-on leak` exits 1
+// and says why, and a check asking for no leak or a bounded verdict fails. A gate on growth alone is
+// not theirs to fail.
+TEST_F(ProgramRun, AGateOnLeaksDoesNotPassARunWithoutAnExitScan) {
+  const auto leak = tleak_run({"--fail-on", "leak"}, {program("address_space_full")});
+  EXPECT_EQ(leak.exit_code, 1) << leak.err;
+  EXPECT_NE(leak.err.find("tleak: --fail-on leak: leaks were not judged (no exit scan; the report's notes say why)"),
+            std::string::npos)
+      << leak.err;
+  EXPECT_EQ(tleak_run({"--fail-on", "any"}, {program("address_space_full")}).exit_code, 1);
+  const auto retained = tleak_run({"--fail-on", "retained"}, {program("address_space_full")});
+  EXPECT_EQ(retained.exit_code, 0) << retained.err;
+  const std::string checks = path("checks.json");
+  Json j = {{"schema", "tleak.checks/1"},
+            {"checks",
+             {{{"command", {program("address_space_full")}}, {"expect", {{"max_leaked_bytes", 0}}}},
+              {{"command", {program("address_space_full")}}, {"expect", {{"verdict", "bounded"}}}},
+              {{"command", {program("address_space_full"), "64"}}, {"expect", {{"max_leaked_bytes", 1000}}}}}}};
+  std::ofstream(checks) << j.dump();
+  const auto r = run_process(TLEAK_BINARY, {"check", "--checks", checks});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("FAIL  command " + program("address_space_full") +
+                       ": leaks were not judged (no exit scan; the report's notes say why)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("1 passed, 2 failed"), std::string::npos) << r.out;
+}
+
 // Likewise a program that exits with every descriptor it may open taken (the scan cannot read the
 // process's memory map, where its roots are listed), and one whose seccomp filter refuses the
 // scan's reads (it had read no root, and called the kept block and stdout's buffer leaked).

@@ -123,6 +123,10 @@ std::string site_label(const std::vector<Frame>& frames, PythonUsersCode mine) {
   return label;
 }
 
+bool leaks_unjudged(const Report& report) {
+  return report.run.program && !report.run.program->exit_scan && report.totals.unjudged_at_exit_bytes > 0;
+}
+
 std::string summary_sentence(const SiteReport& site, const Report& report) {
   char text[512];
   const StepWords words = step_words(report.run);
@@ -151,10 +155,7 @@ std::string summary_sentence(const SiteReport& site, const Report& report) {
                   counted(site.retained.drag_ops_max, "op", "ops").c_str(),
                   words.count(site.retained.drag_iterations_max).c_str(), site.label.c_str());
   } else {
-    // A program whose exit was not scanned left its blocks unjudged: none was found leaked, but
-    // none was looked at either.
-    const bool unscanned = report.run.program && !report.run.program->exit_scan && report.totals.unjudged_at_exit_bytes > 0;
-    const char* leaks = unscanned ? "leaks not judged (no exit scan)" : "nothing leaked";
+    const char* leaks = leaks_unjudged(report) ? "leaks not judged (no exit scan)" : "nothing leaked";
     if (!report.total_growth.assessed) {
       std::snprintf(text, sizeof text, "bounded: peak %s live, %s; growth not assessed (%s; at least %llu needed); largest site %s",
                     format_bytes(static_cast<double>(report.totals.peak_live_bytes)).c_str(), leaks,

@@ -189,6 +189,9 @@ bool frame_has_name(const Frame& frame);
 // stripped program), its place in its module, "cat+0x4a2f", which addr2line or a debugger turns
 // into a line given the module's debug info.
 std::string frame_short_name(const Frame& frame);
+// Whether a program's blocks left at its end went unjudged: it had no exit scan (killed, _exit, or
+// a scan that could not be made), so no leak was looked for, let alone found.
+bool leaks_unjudged(const Report& report);
 // The worst finding in one sentence, e.g.
 // "growth: +4.0 KiB per iteration at append_result (basic_loops.cc:40)".
 std::string summary_sentence(const SiteReport& site, const Report& report);
