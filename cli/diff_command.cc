@@ -1,3 +1,4 @@
+#include <cstdio>
 #include <iostream>
 #include <memory>
 
@@ -59,7 +60,11 @@ Command add_diff_command(CommandLine& app) {
     } else {
       std::cout << diagnosis::render_text(diff);
     }
-    return diagnosis::fails(diff, policy) ? kExitFinding : kExitClean;
+    if (!diagnosis::fails(diff, policy)) return kExitClean;
+    if (diff.regressions().empty() && !diff.totals.leaks_judged_b) {
+      std::fprintf(stderr, "tleak: a gate on leaks: B's leaks were not judged (no exit scan; its notes say why)\n");
+    }
+    return kExitFinding;
   };
 }
 

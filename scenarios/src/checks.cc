@@ -232,7 +232,9 @@ CheckResult judge_against_baseline(const Expectation& e, const diagnosis::Report
   const diagnosis::Diff diff = diagnosis::diff_reports(diagnosis::summarize(baseline), diagnosis::summarize(fresh), false);
   result.passed = !diagnosis::fails(diff, policy);
   const auto regressions = diff.regressions();
-  if (regressions.empty()) {
+  if (!result.passed && regressions.empty() && !diff.totals.leaks_judged_b) {
+    result.detail = "leaks were not judged (no exit scan; the report's notes say why)";
+  } else if (regressions.empty()) {
     result.detail = "no regression against the baseline (" + fresh.summary.verdict + ")";
   } else {
     result.detail = std::to_string(regressions.size()) + " regression(s) against the baseline, first: " + regressions.front().what;

@@ -348,6 +348,19 @@ TEST_F(ProgramRun, AGateOnLeaksDoesNotPassARunWithoutAnExitScan) {
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("1 passed, 2 failed"), std::string::npos) << r.out;
+
+  // Nor does a diff against such a run: the leak judged in A is not fixed in B, only not looked for.
+  ASSERT_EQ(tleak_run({}, {program("address_space_full"), "64"}).exit_code, 0);
+  std::filesystem::rename(path("report.json"), path("scanned.json"));
+  ASSERT_EQ(tleak_run({}, {program("address_space_full")}).exit_code, 0);
+  const auto diff = run_process(TLEAK_BINARY, {"diff", path("scanned.json"), path("report.json"), "--fail-on", "leak"});
+  EXPECT_EQ(diff.exit_code, 1) << diff.out << diff.err;
+  EXPECT_NE(diff.out.find("  leaked: 1000 B -> not judged (no exit scan: the report's notes say why)"), std::string::npos)
+      << diff.out;
+  EXPECT_EQ(diff.out.find("improvement"), std::string::npos) << diff.out;
+  EXPECT_NE(diff.err.find("B's leaks were not judged"), std::string::npos) << diff.err;
+  const auto json = run_process(TLEAK_BINARY, {"diff", path("scanned.json"), path("report.json"), "--format", "json"});
+  EXPECT_EQ(Json::parse(json.out)["totals"]["leaks_judged"], (Json{{"a", true}, {"b", false}})) << json.out;
 }
 
 // Likewise a program that exits with every descriptor it may open taken (the scan cannot read the

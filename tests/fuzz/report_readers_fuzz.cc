@@ -25,7 +25,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (full && fast) {
     if (full->sites.size() != fast->sites.size() || full->leaked_bytes != fast->leaked_bytes ||
         full->peak_live_bytes != fast->peak_live_bytes || full->retained_peak_bytes != fast->retained_peak_bytes ||
-        full->retained_measured != fast->retained_measured || full->unlisted_sites != fast->unlisted_sites ||
+        full->retained_measured != fast->retained_measured || full->leaks_judged != fast->leaks_judged ||
+        full->unlisted_sites != fast->unlisted_sites ||
         full->unlisted_largest_peak != fast->unlisted_largest_peak) {
       std::abort();  // the readers disagree: diff and check would judge one report two ways
     }

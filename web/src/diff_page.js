@@ -84,6 +84,9 @@ export function renderDiff(data) {
   // A program's run sees no uses of its blocks: its dead-but-held bytes are unknown, not zero.
   const retainedPair = (x, unknown) =>
     `${t.retained_measured.a ? bytes(x.a) : unknown} → ${t.retained_measured.b ? bytes(x.b) : unknown}`;
+  // A program that ended without an exit scan left its blocks unjudged: its leaks are unknown, not zero.
+  const judged = t.leaks_judged ?? { a: true, b: true };
+  const leakedPair = (x) => `${judged.a ? bytes(x.a) : "not judged"} → ${judged.b ? bytes(x.b) : "not judged"}`;
   const rates = (x) => `${x.a == null ? "-" : byteRate(x.a, wordsA)} → ${x.b == null ? "-" : byteRate(x.b, wordsB)}`;
   page.append(
     el("h1", {}, "tleak diff"),
@@ -92,7 +95,7 @@ export function renderDiff(data) {
       (diff.counts.unlisted ? `, ${diff.counts.unlisted} listed in one run only` : "")),
     ...leftOut(diff.listed),
     figureList([["before (A)", name(a)], ["after (B)", name(b)], ["peak live", pair(t.peak_live_bytes)],
-      [`live at last ${same ? wordsB.one : "sample"}`, pair(t.final_live_bytes)], ["leaked", pair(t.leaked_bytes)],
+      [`live at last ${same ? wordsB.one : "sample"}`, pair(t.final_live_bytes)], ["leaked", leakedPair(t.leaked_bytes)],
       ["growth", rates(t.growth_bytes_per_iteration)], ["dead-held peak", retainedPair(t.retained_peak_bytes, "not measured")]]),
     el("h2", {}, same ? `Live bytes per ${wordsB.one === "sample" ? `${wordsB.per} sample` : "iteration"}, both runs` : "Live bytes per step of each run (A and B are sampled differently)"),
     el("div", { id: "diff-timeline", class: "chart" }),

@@ -23,7 +23,9 @@ std::string signed_bytes(double n) { return (n >= 0 ? "+" : "-") + format_bytes(
 // A change of slope smaller than this share is noise of the fit, not a regression.
 constexpr double kSlopeTolerance = 0.05;
 
-void compare(SiteDelta& d, const std::string& label, const StepWords& words) {
+// `leaks_judged_b`: B looked for leaks (ReportSummary::leaks_judged); if not, a site A called a leak
+// is no leak fixed in B, only not looked at.
+void compare(SiteDelta& d, const std::string& label, const StepWords& words, bool leaks_judged_b) {
   const bool in_a = !d.verdict_a.empty(), in_b = !d.verdict_b.empty();
   const auto add = [&](RegressionKind kind, std::int64_t bytes, const std::string& what, bool verdict_worse = false) {
     d.regressions.push_back({kind, label + ": " + what, bytes, verdict_worse});
@@ -35,7 +37,7 @@ void compare(SiteDelta& d, const std::string& label, const StepWords& words) {
     if (d.verdict_b == "growth") add(RegressionKind::kGrowth, static_cast<std::int64_t>(d.slope_b), change, true);
     if (d.verdict_b == "retained") add(RegressionKind::kRetained, d.retained_peak_b - d.retained_peak_a, change, true);
   }
-  if (in_a && in_b && severity(d.verdict_b) < severity(d.verdict_a)) {
+  if (in_a && in_b && severity(d.verdict_b) < severity(d.verdict_a) && (leaks_judged_b || d.verdict_a != "leak")) {
     d.improvements.push_back(label + ": " + d.verdict_a + " -> " + d.verdict_b);
   }
   if (in_a && in_b && d.verdict_a == d.verdict_b) {
@@ -288,7 +290,7 @@ Diff diff_reports(const ReportSummary& a, const ReportSummary& b, bool force) {
     d.unlisted_b = !in_b && b.unlisted_sites > 0;
     if (d.unlisted_a) d.unlisted_peak_at_most = a.unlisted_largest_peak;
     if (d.unlisted_b) d.unlisted_peak_at_most = b.unlisted_largest_peak;
-    compare(d, d.label, diff.words_b);
+    compare(d, d.label, diff.words_b, b.leaks_judged);
     if (d.unlisted_a || d.unlisted_b) {
       d.status = d.unlisted_a ? "unlisted_a" : "unlisted_b";
       ++diff.unlisted_sites;
@@ -316,7 +318,7 @@ Diff diff_reports(const ReportSummary& a, const ReportSummary& b, bool force) {
   });
   diff.totals = {a.peak_live_bytes, b.peak_live_bytes, a.final_live_bytes, b.final_live_bytes, a.leaked_bytes,
                  b.leaked_bytes, a.retained_peak_bytes, b.retained_peak_bytes, a.slope_bytes_per_iteration,
-                 b.slope_bytes_per_iteration, a.retained_measured, b.retained_measured};
+                 b.slope_bytes_per_iteration, a.retained_measured, b.retained_measured, a.leaks_judged, b.leaks_judged};
   return diff;
 }
 
@@ -371,6 +373,7 @@ nlohmann::json to_json(const Diff& d) {
             {"leaked_bytes", {{"a", t.leaked_a}, {"b", t.leaked_b}}},
             {"retained_peak_bytes", {{"a", t.retained_peak_a}, {"b", t.retained_peak_b}}},
             {"retained_measured", {{"a", t.retained_measured_a}, {"b", t.retained_measured_b}}},
+            {"leaks_judged", {{"a", t.leaks_judged_a}, {"b", t.leaks_judged_b}}},
             {"growth_bytes_per_iteration", {{"a", t.slope_a}, {"b", t.slope_b}}}}},
           {"listed", {{"a", listing(d.listed_a)}, {"b", listing(d.listed_b)}}},
           {"counts", {{"new", d.new_sites}, {"gone", d.gone_sites}, {"changed", d.changed_sites}, {"unlisted", d.unlisted_sites},
@@ -399,7 +402,14 @@ std::string render_text(const Diff& d, std::size_t max_sites) {
   // scenario's teardown): said so, not "final", which reads as what was left at the end.
   const std::string last = "live at last " + (d.words_a.one == d.words_b.one ? d.words_b.one : std::string("sample"));
   line(last.c_str(), static_cast<double>(t.final_live_a), static_cast<double>(t.final_live_b));
-  line("leaked", static_cast<double>(t.leaked_a), static_cast<double>(t.leaked_b));
+  if (t.leaks_judged_a && t.leaks_judged_b) {
+    line("leaked", static_cast<double>(t.leaked_a), static_cast<double>(t.leaked_b));
+  } else {
+    // A program that ended without an exit scan left its blocks unjudged: its leaks are unknown, not 0.
+    const auto side = [](bool judged, std::int64_t bytes) { return judged ? format_bytes(static_cast<double>(bytes)) : "not judged"; };
+    out << "  leaked: " << side(t.leaks_judged_a, t.leaked_a) << " -> " << side(t.leaks_judged_b, t.leaked_b)
+        << " (no exit scan: the report's notes say why)\n";
+  }
   if (t.retained_measured_a && t.retained_measured_b) {
     line("retained peak", static_cast<double>(t.retained_peak_a), static_cast<double>(t.retained_peak_b));
   } else {
@@ -432,8 +442,9 @@ std::string render_text(const Diff& d, std::size_t max_sites) {
     }
     const std::string at_most = "at most " + format_bytes(static_cast<double>(s.unlisted_peak_at_most));
     out << "      peak " << (s.unlisted_a ? at_most : format_bytes(static_cast<double>(s.peak_live_a))) << " -> "
-        << (s.unlisted_b ? at_most : format_bytes(static_cast<double>(s.peak_live_b))) << ", leaked " << format_bytes(static_cast<double>(s.leaked_a))
-        << " -> " << format_bytes(static_cast<double>(s.leaked_b)) << "\n";
+        << (s.unlisted_b ? at_most : format_bytes(static_cast<double>(s.peak_live_b))) << ", leaked "
+        << (t.leaks_judged_a ? format_bytes(static_cast<double>(s.leaked_a)) : "not judged") << " -> "
+        << (t.leaks_judged_b ? format_bytes(static_cast<double>(s.leaked_b)) : "not judged") << "\n";
     for (const Regression& r : s.regressions) out << "      regression (" << to_string(r.kind) << "): " << r.what << "\n";
     for (const std::string& i : s.improvements) out << "      improvement: " << i << "\n";
   }
@@ -447,7 +458,9 @@ bool fails(const Diff& diff, const FailPolicy& policy) {
     if (watched && ((r.verdict_worse && !policy.max_increase) || r.bytes > limit)) return true;
   }
   if (policy.max_increase && diff.totals.peak_live_b - diff.totals.peak_live_a > *policy.max_increase) return true;
-  return false;
+  // A gate on leaks does not pass a run whose leaks were not looked for.
+  const bool leaks_watched = std::find(policy.kinds.begin(), policy.kinds.end(), RegressionKind::kLeak) != policy.kinds.end();
+  return leaks_watched && !diff.totals.leaks_judged_b;
 }
 
 FailPolicy fail_policy(const std::vector<std::string>& kinds, const std::string& max_increase) {

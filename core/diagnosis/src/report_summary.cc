@@ -110,6 +110,17 @@ std::vector<std::string> command_of_run(const element& run) {
   return command;
 }
 
+// leaks_unjudged(), from the report's text.
+bool leaks_judged_in(const element& run, const element& totals) {
+  const element program = member(run, "program", "run");
+  if (program.is_null()) return true;
+  bool exit_scan = true;
+  if (member(program, "exit_scan", "run.program").get(exit_scan) != simdjson::SUCCESS) {
+    throw ReportError("malformed report: \"exit_scan\" in run.program is not a boolean");
+  }
+  return exit_scan || integer(totals, "unjudged_at_exit_bytes", "totals") <= 0;
+}
+
 }  // namespace
 
 void check_report_schema(std::string_view schema) {
@@ -143,6 +154,7 @@ ReportSummary summarize(const Report& r) {
   }
   if (r.run.program) s.command = r.run.program->command;
   s.retained_measured = r.total_retained.measured;
+  s.leaks_judged = !leaks_unjudged(r);
   s.unlisted_sites = r.omitted_sites.sites;
   s.unlisted_largest_peak = r.omitted_sites.largest_peak_live_bytes;
   return s;
@@ -182,6 +194,7 @@ ReportSummary read_report_summary(const std::string& path) {
     s.peak_live_bytes = integer(totals, "peak_live_bytes", "totals");
     s.final_live_bytes = integer(totals, "final_live_bytes", "totals");
     s.leaked_bytes = integer(totals, "leaked_bytes", "totals");
+    s.leaks_judged = leaks_judged_in(run, totals);
     const element retained = member(doc, "total_retained", "the report");
     s.retained_peak_bytes = integer(retained, "peak_dead_bytes", "total_retained");
     if (member(retained, "measured", "total_retained").get(s.retained_measured) != simdjson::SUCCESS) {

@@ -56,6 +56,7 @@ struct DiffTotals {
   std::int64_t retained_peak_a = 0, retained_peak_b = 0;
   double slope_a = 0, slope_b = 0;
   bool retained_measured_a = true, retained_measured_b = true;  // ReportSummary::retained_measured
+  bool leaks_judged_a = true, leaks_judged_b = true;            // ReportSummary::leaks_judged
 };
 
 // What one report lists and leaves out (ReportSummary::unlisted_sites, unlisted_largest_peak).

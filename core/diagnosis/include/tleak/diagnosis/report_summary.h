@@ -44,6 +44,9 @@ struct ReportSummary {
   // Whether dead-but-held bytes were measured at all (never for a program, whose uses tleak does not
   // see, nor for a run with --no-track).
   bool retained_measured = true;
+  // Whether its leaks were looked for: not for a program that ended without an exit scan, its
+  // blocks left unjudged (leaks_unjudged()).
+  bool leaks_judged = true;
   // A program's command line (run.program); empty for a scenario's run. Reports of one command are
   // of one program whatever name each gives it (an older tleak named a Python program python3.11).
   std::vector<std::string> command = {};
