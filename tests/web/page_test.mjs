@@ -326,6 +326,25 @@ if (growthProgram) {
   });
 }
 
+// A diff against a run without an exit scan (tests/programs/address_space_full.c, beside growth.c:
+// with no room left for the scan, then with 64 MiB): its leaks were not looked for, and the page
+// says "not judged", not 0 B.
+if (growthProgram) {
+  const full = path.join(path.dirname(growthProgram), "address_space_full");
+  const scanned = path.join(outDir, "scanned.json"), unscanned = path.join(outDir, "unscanned.json");
+  execFileSync(tleak, ["run", "-o", scanned, "--", full, "64"], { stdio: ["ignore", "ignore", "ignore"] });
+  execFileSync(tleak, ["run", "-o", unscanned, "--", full, "0"], { stdio: ["ignore", "ignore", "ignore"] });
+  const html = path.join(outDir, "unscanned-diff.html");
+  execFileSync(tleak, ["diff", scanned, unscanned, "--html", html], { stdio: ["ignore", "ignore", "ignore"] });
+  await check("diff page of a run without an exit scan", async () => {
+    const { page, errors } = await open(html);
+    const body = await page.$eval("#diff-page", (e) => e.textContent);
+    assert.ok(body.includes("leaked1000 B → not judged"), "no 'not judged' for B's leaks");
+    assert.deepEqual(errors, [], "console errors");
+    await page.close();
+  });
+}
+
 // A program without marks (tests/programs/timed_growth.c, beside growth.c): sampled by time, its page
 // says its growth per sampling period and its series over samples, never per iteration.
 if (growthProgram) {
