@@ -121,6 +121,13 @@ TEST_F(ProgramRun, MaxLiveStopsARunawayProgramAndStillReports) {
   EXPECT_FALSE(report_["run"]["program"]["exit_scan"]);
   EXPECT_EQ(report_["totals"]["leaked_bytes"], 0);  // nothing judged a leak without the exit scan
   EXPECT_GT(report_["totals"]["unjudged_at_exit_bytes"].get<std::int64_t>(), 64 << 20);
+  std::vector<std::string> notes;
+  for (const Json& note : report_["notes"]) notes.push_back(note.get<std::string>());
+  EXPECT_NE(std::find(notes.begin(), notes.end(),
+                      "no exit scan: tleak stopped the program (--max-live), so blocks left allocated are reported "
+                      "as unjudged, not as leaks"),
+            notes.end())
+      << report_["notes"];
 }
 
 // A program without marks is sampled by time, and what it says is per sample: a slope per 50 ms,

@@ -669,6 +669,9 @@ Report run_program(const ProgramOptions& o) {
   } else if (!report.run.program->exit_scan && source.exit_requested()) {
     report.notes.push_back("the program's exit scan did not finish (the process ended during it), so blocks left "
                            "allocated are reported as unjudged, not as leaks");
+  } else if (!report.run.program->exit_scan && !report.run.program->stopped_by.empty()) {
+    report.notes.push_back("no exit scan: tleak stopped the program (--" + report.run.program->stopped_by +
+                           "), so blocks left allocated are reported as unjudged, not as leaks");
   } else if (!report.run.program->exit_scan) {
     report.notes.push_back("no exit scan: the program ended without running its exit handlers (killed, or "
                            "_exit), or exec'd a program that tleak's agent was not loaded into (its environment "
