@@ -368,11 +368,11 @@ TEST_F(ProgramRun, AGateOnLeaksDoesNotPassARunWithoutAnExitScan) {
 // scan's reads (it had read no root, and called the kept block and stdout's buffer leaked).
 TEST_F(ProgramRun, AnExitScanThatCannotReadItsRootsJudgesNothingAndSaysWhy) {
   const std::pair<const char*, const char*> cases[] = {
-      {"descriptors_full", "its memory map (/proc/self/maps), which lists its roots, could not be read"},
-      {"read_refused",
+      {"descriptors", "its memory map (/proc/self/maps), which lists its roots, could not be read"},
+      {"seccomp",
        "the kernel refused it the reads of the process's memory (process_vm_readv: a seccomp filter, as a sandbox sets)"}};
   for (const auto& [name, cause] : cases) {
-    const auto r = tleak_run({}, {program(name)});
+    const auto r = tleak_run({}, {program("roots_unreadable"), name});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(r.out, "exiting\n") << name;
     EXPECT_FALSE(report_["run"]["program"]["exit_scan"]) << name;
