@@ -199,6 +199,19 @@ TEST(ClassifierPatterns, AStepLevelThenALittleFreedInTheLastTwoSamplesIsAPlateau
   EXPECT_EQ(*f.growth.plateau_iteration, 19u);
 }
 
+// Modules a short PyTorch run imported lazily while it was sampled by time (its DataLoader's, 10
+// samples of 100 ms): steps at torch's import site, the longest pause between them two samples,
+// then level for the last four. Level for twice as long as it ever paused is a plateau (it was
+// called growth, "+4.6 KiB per 100 ms at torch/__init__.py:218"); steps with longer pauses stay
+// growth (StepsAtRegularIntervals... above).
+TEST(ClassifierPatterns, StepsThenLevelForTwiceTheLongestPauseIsAPlateau) {
+  const std::int64_t series[] = {0, 0, 43680, 52000, 52000, 53040, 70720, 70720, 70720, 70720};
+  const SiteFinding f = drive(10, [&](int i) { return series[i - 1]; });
+  EXPECT_EQ(f.verdict, Verdict::kBounded) << f.reason;
+  ASSERT_TRUE(f.growth.plateau_iteration.has_value()) << f.reason;
+  EXPECT_EQ(*f.growth.plateau_iteration, 7u);
+}
+
 TEST(ClassifierPatterns, PlateauAfterNoisyRiseIsBounded) {
   std::mt19937 rng(5);
   std::uniform_int_distribution<std::int64_t> noise(0, 2048);

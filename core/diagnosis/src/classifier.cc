@@ -145,9 +145,10 @@ GrowthFigures fit_stretch(std::span<const Point> points, const ClassifierOptions
     i = j;
   }
   // A series that rises in steps (a cache filled in batches, a buffer that doubles) ends on a flat
-  // stretch like the ones between its steps: a pause, not a plateau. Flat for more than twice as
-  // long as it ever paused is a plateau.
-  g.tail_is_pause = longest_pause >= 2 && final_flat <= 2 * longest_pause;
+  // stretch like the ones between its steps: a pause, not a plateau. Flat for twice as long as it
+  // ever paused, or longer, is a plateau (a short run's lazy imports: steps two samples apart, then
+  // level for the last four, had read as growth).
+  g.tail_is_pause = longest_pause >= 2 && final_flat < 2 * longest_pause;
   const bool rose = g.net_change_bytes >= static_cast<double>(options.growth_min_rise_bytes);
   const bool slow_tail =
       g.tail_slope_bytes_per_iteration < options.tail_min_slope_ratio * std::max(g.slope_bytes_per_iteration, 0.0) ||
