@@ -125,8 +125,7 @@ int exit_code_for(const diagnosis::Report& report, const std::string& fail_on) {
   }
   // Nor a gate on leaks on a run whose leaks were not looked for.
   if ((fail_on == "leak" || fail_on == "any") && diagnosis::leaks_unjudged(report)) {
-    std::fprintf(stderr, "tleak: --fail-on %s: leaks were not judged (no exit scan; the report's notes say why)\n",
-                 fail_on.c_str());
+    std::fprintf(stderr, "tleak: --fail-on %s: %s\n", fail_on.c_str(), diagnosis::kLeaksNotJudged);
     return kExitFinding;
   }
   const auto& s = report.summary;

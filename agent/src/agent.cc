@@ -343,7 +343,7 @@ void exit_handshake(std::uintptr_t stack_from, const std::uint64_t* registers) {
                             .late_block_count = late_count};
   const ScanResult scanned_roots = scan_reachability(blocks, n, bitmap, work, kinds, kind_count,
                                                      with_pools ? &pools : nullptr, threads, g_malloc_is_c_library);
-  if (scanned_roots.failure != ScanFailure{}) {
+  if (scanned_roots.failure != ScanFailure::kNone) {
     send_scan_failed(scanned_roots.failure);
     return;
   }

@@ -452,13 +452,13 @@ ScanResult scan_reachability(const LiveBlock* blocks, std::uint64_t n, std::uint
   }
   ScanResult result;
   std::uint64_t roots = scan_roots(scan, threads, &result.failure);
-  if (scan.refused && result.failure == ScanFailure{}) result.failure = ScanFailure::kReadRefused;
-  for (std::uint64_t b = 0; result.failure == ScanFailure{} && b < threads.late_block_count; ++b) {
+  if (scan.refused && result.failure == ScanFailure::kNone) result.failure = ScanFailure::kReadRefused;
+  for (std::uint64_t b = 0; result.failure == ScanFailure::kNone && b < threads.late_block_count; ++b) {
     const LiveBlock& late = threads.late_blocks[b];
     scan.region_checked(late.address, late.address + late.size);
     roots += late.size;
   }
-  if (result.failure == ScanFailure{}) {
+  if (result.failure == ScanFailure::kNone) {
     for (std::uint64_t r = 0; r < threads.register_count; ++r) {
       if (const std::uint64_t at = scan.find(threads.registers[r]); at != n) scan.mark(at);
     }

@@ -68,7 +68,7 @@ struct ThreadRoots {
 // no roots read, every block had read as lost).
 struct ScanResult {
   std::uint64_t root_bytes = 0;
-  ScanFailure failure{};  // zero: none
+  ScanFailure failure = ScanFailure::kNone;
 };
 
 // `blocks` sorted by address. Sets bit i of `reachable` (zeroed by the caller, ceil(n / 64) words)

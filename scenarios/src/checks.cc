@@ -201,7 +201,7 @@ CheckResult judge(const Expectation& e, const diagnosis::Report& r) {
   // "Nothing leaked" is what a bounded verdict and a leak limit ask, and a run without an exit scan
   // did not look.
   if ((e.max_leaked_bytes || (e.verdict && *e.verdict == "bounded")) && diagnosis::leaks_unjudged(r)) {
-    failures.push_back("leaks were not judged (no exit scan; the report's notes say why)");
+    failures.push_back(diagnosis::kLeaksNotJudged);
   }
   if (e.max_leaked_bytes && r.totals.leaked_bytes > *e.max_leaked_bytes) {
     failures.push_back("leaked " + std::to_string(r.totals.leaked_bytes) + " bytes, limit " + std::to_string(*e.max_leaked_bytes));
@@ -233,7 +233,7 @@ CheckResult judge_against_baseline(const Expectation& e, const diagnosis::Report
   result.passed = !diagnosis::fails(diff, policy);
   const auto regressions = diff.regressions();
   if (!result.passed && regressions.empty() && !diff.totals.leaks_judged_b) {
-    result.detail = "leaks were not judged (no exit scan; the report's notes say why)";
+    result.detail = diagnosis::kLeaksNotJudged;
   } else if (regressions.empty()) {
     result.detail = "no regression against the baseline (" + fresh.summary.verdict + ")";
   } else {

@@ -340,6 +340,8 @@ if (growthProgram) {
     const { page, errors } = await open(html);
     const body = await page.$eval("#diff-page", (e) => e.textContent);
     assert.ok(body.includes("leaked1000 B → not judged"), "no 'not judged' for B's leaks");
+    const cells = await page.$eval("#diff-sites tbody tr", (r) => [...r.querySelectorAll("td")].map((t) => t.textContent));
+    assert.equal(cells[4], "1000 B → not judged");
     assert.deepEqual(errors, [], "console errors");
     await page.close();
   });

@@ -81,12 +81,11 @@ export function renderDiff(data) {
   // What each run's series are per: iterations, or a program's time samples (step_words.h).
   const wordsA = stepWords(a.run), wordsB = stepWords(b.run);
   const same = wordsA.per === wordsB.per;
-  // A program's run sees no uses of its blocks: its dead-but-held bytes are unknown, not zero.
-  const retainedPair = (x, unknown) =>
-    `${t.retained_measured.a ? bytes(x.a) : unknown} → ${t.retained_measured.b ? bytes(x.b) : unknown}`;
-  // A program that ended without an exit scan left its blocks unjudged: its leaks are unknown, not zero.
-  const judged = t.leaks_judged ?? { a: true, b: true };
-  const leakedPair = (x) => `${judged.a ? bytes(x.a) : "not judged"} → ${judged.b ? bytes(x.b) : "not judged"}`;
+  // A figure a run did not measure is unknown, not zero: a program's run sees no uses of its blocks
+  // (dead-but-held bytes "not measured"), and one without an exit scan left its blocks unjudged
+  // (leaks "not judged"; a diff written before tleak said so has no leaks_judged).
+  const knownPair = (x, known, unknown) => `${known.a ? bytes(x.a) : unknown} → ${known.b ? bytes(x.b) : unknown}`;
+  const leaksJudged = t.leaks_judged ?? { a: true, b: true };
   const rates = (x) => `${x.a == null ? "-" : byteRate(x.a, wordsA)} → ${x.b == null ? "-" : byteRate(x.b, wordsB)}`;
   page.append(
     el("h1", {}, "tleak diff"),
@@ -95,8 +94,8 @@ export function renderDiff(data) {
       (diff.counts.unlisted ? `, ${diff.counts.unlisted} listed in one run only` : "")),
     ...leftOut(diff.listed),
     figureList([["before (A)", name(a)], ["after (B)", name(b)], ["peak live", pair(t.peak_live_bytes)],
-      [`live at last ${same ? wordsB.one : "sample"}`, pair(t.final_live_bytes)], ["leaked", leakedPair(t.leaked_bytes)],
-      ["growth", rates(t.growth_bytes_per_iteration)], ["dead-held peak", retainedPair(t.retained_peak_bytes, "not measured")]]),
+      [`live at last ${same ? wordsB.one : "sample"}`, pair(t.final_live_bytes)], ["leaked", knownPair(t.leaked_bytes, leaksJudged, "not judged")],
+      ["growth", rates(t.growth_bytes_per_iteration)], ["dead-held peak", knownPair(t.retained_peak_bytes, t.retained_measured, "not measured")]]),
     el("h2", {}, same ? `Live bytes per ${wordsB.one === "sample" ? `${wordsB.per} sample` : "iteration"}, both runs` : "Live bytes per step of each run (A and B are sampled differently)"),
     el("div", { id: "diff-timeline", class: "chart" }),
     el("h2", {}, "Sites, regressions first"),
@@ -131,8 +130,8 @@ export function renderDiff(data) {
   const rows = diff.sites.slice(0, kShownRows).map((s) => el("tr", { class: `row status-${s.status}${s.regressions.length ? " regressed" : ""}` },
     el("td", {}, statusText[s.status] ?? s.status), el("td", { class: "text-site", title: s.label }, s.label),
     el("td", {}, `${s.verdict.a || "-"} → ${s.verdict.b || "-"}`),
-    el("td", {}, peakPair(s)), el("td", {}, pair(s.leaked_bytes)),
-    el("td", {}, rates(s.growth_bytes_per_iteration)), el("td", {}, retainedPair(s.retained_peak_bytes, "-")),
+    el("td", {}, peakPair(s)), el("td", {}, knownPair(s.leaked_bytes, leaksJudged, "not judged")),
+    el("td", {}, rates(s.growth_bytes_per_iteration)), el("td", {}, knownPair(s.retained_peak_bytes, t.retained_measured, "-")),
     el("td", {}, s.regressions.map((r) => r.kind).join(", "))));
   document.getElementById("diff-sites").replaceChildren(el("thead", {}, el("tr", {}, ...head.map((h) => el("th", h === "site" ? { class: "text-site" } : {}, h)))), el("tbody", {}, ...rows));
   document.getElementById("diff-sites").before(el("p", { class: "hint", id: "diff-sites-count" },

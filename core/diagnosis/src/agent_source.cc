@@ -49,7 +49,7 @@ void AgentSource::reset() {
   limits.one_thread = true;
   recorder_ = std::make_unique<Recorder>(std::vector<AllocatorInfo>{{"malloc", MemorySpace::kHost}}, limits);
   exiting_thread_ = 0;
-  scan_failure_ = {};
+  scan_failure_ = agent::ScanFailure::kNone;
   hello_seen_ = user_marks_ = finalizing_ = exit_requested_ = scan_done_ = reach_started_ = reach_complete_ = stacks_overflowed_ = false;
   judgements_.reset();
   sites_lately_ = true;
@@ -297,7 +297,7 @@ void AgentSource::record(const unsigned char* at, std::uint32_t size) {
       if (!list_sent_) throw StreamError("exit scan failed before tleak sent its live list");
       if (reach_started_ || scan_failed()) throw StreamError("exit scan failed after its answer or failure");
       const std::uint16_t why = read_as<RecordHeader>(at).reserved;
-      if (why == 0 || why > agent::kMaxScanFailure) {
+      if (why == static_cast<std::uint16_t>(agent::ScanFailure::kNone) || why > agent::kMaxScanFailure) {
         throw StreamError("exit scan failed for an unknown reason " + std::to_string(why));
       }
       scan_failure_ = static_cast<agent::ScanFailure>(why);

@@ -20,6 +20,11 @@ int severity(const std::string& verdict) {
 
 std::string signed_bytes(double n) { return (n >= 0 ? "+" : "-") + format_bytes(std::abs(n)); }
 
+// A figure a run did not measure is unknown, not 0 B: `unknown` ("not measured", "not judged").
+std::string bytes_or(bool known, std::int64_t bytes, const char* unknown) {
+  return known ? format_bytes(static_cast<double>(bytes)) : unknown;
+}
+
 // A change of slope smaller than this share is noise of the fit, not a regression.
 constexpr double kSlopeTolerance = 0.05;
 
@@ -402,22 +407,19 @@ std::string render_text(const Diff& d, std::size_t max_sites) {
   // scenario's teardown): said so, not "final", which reads as what was left at the end.
   const std::string last = "live at last " + (d.words_a.one == d.words_b.one ? d.words_b.one : std::string("sample"));
   line(last.c_str(), static_cast<double>(t.final_live_a), static_cast<double>(t.final_live_b));
-  if (t.leaks_judged_a && t.leaks_judged_b) {
-    line("leaked", static_cast<double>(t.leaked_a), static_cast<double>(t.leaked_b));
-  } else {
-    // A program that ended without an exit scan left its blocks unjudged: its leaks are unknown, not 0.
-    const auto side = [](bool judged, std::int64_t bytes) { return judged ? format_bytes(static_cast<double>(bytes)) : "not judged"; };
-    out << "  leaked: " << side(t.leaks_judged_a, t.leaked_a) << " -> " << side(t.leaks_judged_b, t.leaked_b)
-        << " (no exit scan: the report's notes say why)\n";
-  }
-  if (t.retained_measured_a && t.retained_measured_b) {
-    line("retained peak", static_cast<double>(t.retained_peak_a), static_cast<double>(t.retained_peak_b));
-  } else {
-    // A program's run sees no uses of its blocks: its dead-but-held bytes are unknown, not zero.
-    const auto side = [](bool measured, std::int64_t bytes) { return measured ? format_bytes(static_cast<double>(bytes)) : "not measured"; };
-    out << "  retained peak: " << side(t.retained_measured_a, t.retained_peak_a) << " -> "
-        << side(t.retained_measured_b, t.retained_peak_b) << " (no uses seen: tleak does not see a program's)\n";
-  }
+  // A figure one run did not measure: what each side knows, and why the other does not.
+  const auto line_or = [&](const char* name, bool known_a, std::int64_t a, bool known_b, std::int64_t b,
+                           const char* unknown, const char* why) {
+    if (known_a && known_b) return line(name, static_cast<double>(a), static_cast<double>(b));
+    out << "  " << name << ": " << bytes_or(known_a, a, unknown) << " -> " << bytes_or(known_b, b, unknown) << " (" << why
+        << ")\n";
+  };
+  // A program that ended without an exit scan left its blocks unjudged; a program's run sees no
+  // uses of its blocks, so its dead-but-held bytes are not measured.
+  line_or("leaked", t.leaks_judged_a, t.leaked_a, t.leaks_judged_b, t.leaked_b, "not judged",
+          "no exit scan: the report's notes say why");
+  line_or("retained peak", t.retained_measured_a, t.retained_peak_a, t.retained_measured_b, t.retained_peak_b,
+          "not measured", "no uses seen: tleak does not see a program's");
   line("growth", t.slope_a, t.slope_b, true);
   const auto regressions = d.regressions();
   for (const auto& [side, listing] : {std::pair{"A", d.listed_a}, std::pair{"B", d.listed_b}}) {
@@ -443,8 +445,8 @@ std::string render_text(const Diff& d, std::size_t max_sites) {
     const std::string at_most = "at most " + format_bytes(static_cast<double>(s.unlisted_peak_at_most));
     out << "      peak " << (s.unlisted_a ? at_most : format_bytes(static_cast<double>(s.peak_live_a))) << " -> "
         << (s.unlisted_b ? at_most : format_bytes(static_cast<double>(s.peak_live_b))) << ", leaked "
-        << (t.leaks_judged_a ? format_bytes(static_cast<double>(s.leaked_a)) : "not judged") << " -> "
-        << (t.leaks_judged_b ? format_bytes(static_cast<double>(s.leaked_b)) : "not judged") << "\n";
+        << bytes_or(t.leaks_judged_a, s.leaked_a, "not judged") << " -> " << bytes_or(t.leaks_judged_b, s.leaked_b, "not judged")
+        << "\n";
     for (const Regression& r : s.regressions) out << "      regression (" << to_string(r.kind) << "): " << r.what << "\n";
     for (const std::string& i : s.improvements) out << "      improvement: " << i << "\n";
   }

@@ -283,11 +283,6 @@ std::string program_name(const AgentSource& source, const std::vector<std::strin
   return name;
 }
 
-// When a program without marks gave fewer time samples than growth needs, how to get them (its
-// summary says only "growth not assessed (2 samples; at least 6 needed)"); empty otherwise, and for
-// a program that ended within two periods without a sample (ls, true: growth is not what it was
-// run for). Samples are taken only while the program allocates, so the period that gives enough
-// is read from the samples it gave, not from the run's length (a program may sleep most of it).
 // Why the agent could not make its exit scan, and what that leaves of the report.
 std::string scan_failure_note(agent::ScanFailure why) {
   const char* cause = "";
@@ -303,11 +298,18 @@ std::string scan_failure_note(agent::ScanFailure why) {
       cause = "the kernel refused it the reads of the process's memory (process_vm_readv: a seccomp filter, as "
               "a sandbox sets)";
       break;
+    case agent::ScanFailure::kNone:
+      break;
   }
   return std::string("the program's exit scan could not be made: ") + cause +
          ", so blocks left allocated are reported as unjudged, not as leaks";
 }
 
+// When a program without marks gave fewer time samples than growth needs, how to get them (its
+// summary says only "growth not assessed (2 samples; at least 6 needed)"); empty otherwise, and for
+// a program that ended within two periods without a sample (ls, true: growth is not what it was
+// run for). Samples are taken only while the program allocates, so the period that gives enough
+// is read from the samples it gave, not from the run's length (a program may sleep most of it).
 std::string too_few_samples_note(const Report& report, const ClassifierOptions& thresholds) {
   const ProgramInfo& program = *report.run.program;
   if (program.clock != "time" || report.total_growth.assessed || program.sample_seconds <= 0) return {};

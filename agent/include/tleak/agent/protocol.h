@@ -90,6 +90,7 @@ enum class RecordKind : std::uint16_t {
 
 // Why an exit scan could not be made (kScanFailed).
 enum class ScanFailure : std::uint16_t {
+  kNone = 0,         // the scan was made (never sent)
   kNoMemory = 1,     // no pages for its work: the program's address space is full (an RLIMIT_AS)
   kNoMemoryMap = 2,  // /proc's memory map of the process could not be read: its roots are unknown
   kReadRefused = 3,  // reading its memory through the kernel was refused (a seccomp filter)

@@ -91,7 +91,7 @@ class AgentSource {
   // threads, held stopped meanwhile, may go on.
   bool scan_done() const { return scan_done_ || reach_started_; }
   // The agent could not make its exit scan (kScanFailed), and why; no answer comes.
-  bool scan_failed() const { return scan_failure_ != agent::ScanFailure{}; }
+  bool scan_failed() const { return scan_failure_ != agent::ScanFailure::kNone; }
   agent::ScanFailure scan_failure() const { return scan_failure_; }
   // The agent's reachability answer arrived, for the list live_list() gave.
   bool reach_complete() const { return reach_complete_; }
@@ -259,7 +259,7 @@ class AgentSource {
   std::vector<unsigned char> reach_bytes_;
   std::uint64_t reach_expected_ = 0;
   bool scan_done_ = false, reach_started_ = false, reach_complete_ = false;
-  agent::ScanFailure scan_failure_{};
+  agent::ScanFailure scan_failure_ = agent::ScanFailure::kNone;
   std::uint64_t reach_root_bytes_ = 0;
   std::unique_ptr<SiteJudgements> judgements_;
   Applied judged_at_;  // the recording they are of

@@ -192,6 +192,8 @@ std::string frame_short_name(const Frame& frame);
 // Whether a program's blocks left at its end went unjudged: it had no exit scan (killed, _exit, or
 // a scan that could not be made), so no leak was looked for, let alone found.
 bool leaks_unjudged(const Report& report);
+// Why a gate on leaks does not pass such a run, as run --fail-on and check say it.
+inline constexpr const char* kLeaksNotJudged = "leaks were not judged (no exit scan; the report's notes say why)";
 // The worst finding in one sentence, e.g.
 // "growth: +4.0 KiB per iteration at append_result (basic_loops.cc:40)".
 std::string summary_sentence(const SiteReport& site, const Report& report);
