@@ -48,6 +48,8 @@ struct RunArgs {
   std::string max_live;
   std::string snapshot_signal;
   std::string focus;
+  std::string record;
+  bool record_given = false;  // set from the command line once parsed (an empty NAME is refused)
   std::size_t max_sites = diagnosis::kDefaultMaxSites;
   bool max_sites_given = false;  // set from the command line once parsed
 };
@@ -150,6 +152,8 @@ int run_program_command(const RunArgs& args) {
   options.agent_path = agent_library_path();
   options.python_path = python_module_dir();
   options.focus = args.focus;
+  if (args.record_given && args.record.empty()) throw UsageError("--record: give a program's file name (python3)");
+  options.record = args.record;
   options.stack_depth = args.stack_depth;
   options.max_sites = args.max_sites;
   if (!args.sample_every.empty()) options.sample_seconds = parse_duration("--sample-every", args.sample_every);
@@ -271,6 +275,9 @@ Command add_run_command(CommandLine& app) {
   sub.option("--focus", args->focus,
              "With -- COMMAND: files under this path prefix are your code, for site labels (default: "
              "every Python file outside the standard library and installed packages)");
+  sub.option("--record", args->record,
+             "With -- COMMAND: record the first process the command starts, itself or through others (a "
+             "wrapper script, a launcher), that runs this program (a file name: python3), not the command's own");
   sub.option("--max-sites", args->max_sites,
              "With -- COMMAND: list at most N sites; every leak, growth and retained site is listed, "
              "the smaller bounded ones past N are added up in omitted_sites (default 1000)")
@@ -281,14 +288,16 @@ Command add_run_command(CommandLine& app) {
   return [args, sub] {
     args->scale_given = sub.count("--scale") > 0;
     args->max_sites_given = sub.count("--max-sites") > 0;
+    args->record_given = sub.count("--record") > 0;
     if (args->scale_given && !std::isfinite(args->scale)) throw UsageError("--scale: not a finite number");
     if (!trailing_command().empty()) return run_program_command(*args);
     if (args->scenario.empty()) {
       throw UsageError("run: name a scenario (tleak list) or a program after -- (tleak run -- COMMAND ARGS...)");
     }
     for (const std::string* option : {&args->sample_every, &args->max_live, &args->snapshot_signal, &args->focus}) {
-      if (!option->empty() || args->max_sites_given) {
-        throw UsageError("run: --sample-every, --max-live, --max-sites, --snapshot-signal and --focus need -- COMMAND");
+      if (!option->empty() || args->max_sites_given || args->record_given) {
+        throw UsageError("run: --sample-every, --max-live, --max-sites, --snapshot-signal, --focus and --record need -- "
+                         "COMMAND");
       }
     }
     // An option an untracked run cannot honour is refused, not silently ignored.

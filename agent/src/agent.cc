@@ -31,6 +31,7 @@
 #include "python_frames.h"
 #include "reachability.h"
 #include "real_malloc.h"
+#include "recorded_process.h"
 #include "site_table.h"
 #include "thread_buffers.h"
 #include "unwinder_signals.h"
@@ -730,14 +731,39 @@ __attribute__((constructor)) static void agent_start() {
     ~Restore() { errno = value; }
   } restore{saved_errno};
   std::uint64_t pid = 0, fd = 0, control_fd = 0, depth = 12, sample_us = 100'000;
-  if (!read_number(kEnvPid, 1, 0xffffffffu, &pid) || pid != static_cast<std::uint64_t>(getpid()) ||
-      !read_number(kEnvStreamFd, 0, 1 << 20, &fd)) {
-    allocator_regions_stop();
-    // A process the recorded one started (it inherited the agent): tleak is told it exists.
-    if (pid != 0 && pid != static_cast<std::uint64_t>(getpid())) {
-      note_other_process(read_number(kEnvControlFd, 0, 1 << 20, &control_fd) ? static_cast<int>(control_fd) : -1,
-                         getenv(kEnvControlPath));
+  const bool named_pid = read_number(kEnvPid, 1, 0xffffffffu, &pid);
+  const bool has_stream = read_number(kEnvStreamFd, 0, 1 << 20, &fd);
+  const bool has_control_fd = read_number(kEnvControlFd, 0, 1 << 20, &control_fd);
+  // The executable's path, read once: the hello names it, --record compares it, and CPython's
+  // command line is read by it.
+  static char executable[kMaxPathBytes];
+  const ssize_t length = readlink("/proc/self/exe", executable, sizeof executable - 1);
+  executable[length > 0 ? length : 0] = '\0';
+  // Requests made before this image started (a signal while the program was still loading) are
+  // served at its first allocation.
+  ControlPage* control = nullptr;
+  bool recorded = false;
+  auto other = ControlPage::OtherKind::kExecd;
+  if (const char* name = getenv(kEnvRecordName); name != nullptr && named_pid) {
+    // tleak run --record NAME: the process that runs NAME first, wherever the command started it.
+    control = find_control_page(has_control_fd ? static_cast<int>(control_fd) : -1, getenv(kEnvControlPath));
+    if (control != nullptr) {
+      const RecordClaim claim = claim_recording(control, name, has_stream ? static_cast<int>(fd) : -1, executable);
+      recorded = claim == RecordClaim::kRecorded;
+      if (claim == RecordClaim::kNoDescriptors) other = ControlPage::OtherKind::kNoDescriptors;
     }
+  } else {
+    recorded = named_pid && pid == static_cast<std::uint64_t>(getpid()) && has_stream;
+    if (recorded && has_control_fd) control = map_control_page(static_cast<int>(control_fd));
+    // A process the recorded one started (it inherited the agent): tleak is told it exists.
+    if (!recorded && named_pid && pid != static_cast<std::uint64_t>(getpid())) {
+      control = find_control_page(has_control_fd ? static_cast<int>(control_fd) : -1, getenv(kEnvControlPath));
+    }
+  }
+  if (!recorded) {
+    allocator_regions_stop();
+    note_other_process(control, other);
+    if (control != nullptr) munmap(control, 4096);
     return;
   }
   // Before anything of the agent's own is mapped: from here on only the malloc's mappings count.
@@ -748,11 +774,9 @@ __attribute__((constructor)) static void agent_start() {
   read_number(kEnvStackDepth, 0, kMaxFrames, &depth);
   read_number(kEnvSampleMicros, 1000, 3'600'000'000ull, &sample_us);
   Inside inside;
-  ControlPage* control = nullptr;
-  // Requests made before this image started (a signal while the program was still loading) are
-  // served at its first allocation.
-  if (read_number(kEnvControlFd, 0, 1 << 20, &control_fd)) control = map_control_page(static_cast<int>(control_fd));
-  if (!channel_open(static_cast<int>(fd), control != nullptr ? &control->channel_lost : nullptr)) {
+  // The stream's peer is tleak: the process's parent, unless --record found it deeper down.
+  const pid_t tleak = control != nullptr && control->tleak_pid != 0 ? static_cast<pid_t>(control->tleak_pid) : getppid();
+  if (!channel_open(static_cast<int>(fd), tleak, control != nullptr ? &control->channel_lost : nullptr)) {
     allocator_regions_stop();
     return;
   }
@@ -773,10 +797,6 @@ __attribute__((constructor)) static void agent_start() {
     allocator_regions_stop();
     return;
   }
-  // The executable's path, read once: the hello names it, and CPython's command line is read by it.
-  static char executable[kMaxPathBytes];
-  const ssize_t length = readlink("/proc/self/exe", executable, sizeof executable - 1);
-  executable[length > 0 ? length : 0] = '\0';
   // A CPython process (the python executable, or a program linking libpython): Python frames too.
   if (python_init()) {
     python_read_main_code(executable);

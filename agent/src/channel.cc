@@ -39,19 +39,19 @@ std::size_t g_pending_begin = 0, g_pending_end = 0;
 
 }  // namespace
 
-bool channel_open(int fd, volatile std::uint64_t* lost) {
+bool is_tleak_stream(int fd, pid_t tleak) {
   struct stat st;
-  if (fd < 0 || fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode)) return false;
-  // The descriptor must still be the parent's socket: a program may have closed it and opened one
-  // of its own under the same number before exec'ing; the agent must never write into that.
+  if (fd < 0 || tleak <= 0 || fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode)) return false;
   int type = 0;
   socklen_t type_bytes = sizeof type;
   ucred peer{};
   socklen_t peer_bytes = sizeof peer;
-  if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &type_bytes) != 0 || type != SOCK_SEQPACKET ||
-      getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &peer_bytes) != 0 || peer.pid != getppid()) {
-    return false;
-  }
+  return getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &type_bytes) == 0 && type == SOCK_SEQPACKET &&
+         getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &peer_bytes) == 0 && peer.pid == tleak;
+}
+
+bool channel_open(int fd, pid_t tleak, volatile std::uint64_t* lost) {
+  if (!is_tleak_stream(fd, tleak)) return false;
   // The agent writes through a private copy far from low numbers, so the program's own open()
   // never lands on it; the original stays open for an image this process may exec into.
   const int high = fcntl(fd, F_DUPFD_CLOEXEC, kFirstAgentFd);

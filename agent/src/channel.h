@@ -6,15 +6,20 @@
 // first send that fails says so to the parent (ControlPage::channel_lost) and turns recording off.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstddef>
 #include <cstdint>
 
 namespace tleak::agent {
 
-// Adopts `fd` if it is the parent's socket (a SOCK_SEQPACKET whose peer is this process's
-// parent). Returns false otherwise: the agent then records nothing. `lost` (in the control page,
-// or null) is raised when the channel is lost.
-bool channel_open(int fd, volatile std::uint64_t* lost);
+// Whether `fd` is tleak's socket: a SOCK_SEQPACKET whose peer is process `tleak` (a socket pair's
+// peer is the process that made it). A program may have closed the descriptor it inherited and
+// opened one of its own under the same number; the agent must never write into that.
+bool is_tleak_stream(int fd, pid_t tleak);
+// Adopts `fd` if it is tleak's socket (is_tleak_stream). Returns false otherwise: the agent then
+// records nothing. `lost` (in the control page, or null) is raised when the channel is lost.
+bool channel_open(int fd, pid_t tleak, volatile std::uint64_t* lost);
 // One message; false once the channel is gone (the agent then stops recording).
 bool channel_send(const void* data, std::size_t bytes);
 // Whether `fd` is the agent's descriptor (never true in a process that is not tracked).

@@ -1,7 +1,11 @@
 #include "control_page.h"
 
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstring>
 
 namespace tleak::agent {
 
@@ -14,6 +18,18 @@ ControlPage* map_control_page(int fd) {
   if (control->magic == kProtocolMagic) return control;
   munmap(page, 4096);
   return nullptr;
+}
+
+ControlPage* find_control_page(int control_fd, const char* control_path) {
+  ControlPage* control = control_fd >= 0 ? map_control_page(control_fd) : nullptr;
+  if (control == nullptr && control_path != nullptr && std::strncmp(control_path, "/proc/", 6) == 0) {
+    const int fd = open(control_path, O_RDWR | O_CLOEXEC);
+    if (fd >= 0) {
+      control = map_control_page(fd);
+      close(fd);
+    }
+  }
+  return control;
 }
 
 }  // namespace tleak::agent

@@ -11,18 +11,18 @@
 namespace tleak::agent {
 namespace {
 
-void fill(ControlPage::OtherProcess& entry, std::uint32_t pid, const char* executable, bool forked_only) {
+void fill(ControlPage::OtherProcess& entry, std::uint32_t pid, const char* executable, ControlPage::OtherKind kind) {
   std::size_t n = 0;
   while (n + 1 < sizeof entry.executable && executable[n] != '\0') ++n;
   std::memcpy(entry.executable, executable, n);
   entry.executable[n] = '\0';
-  entry.forked_only = forked_only ? 1 : 0;
+  entry.kind = kind;
   __atomic_store_n(&entry.pid, pid, __ATOMIC_RELEASE);
 }
 
-void add(ControlPage* control, std::uint32_t pid, const char* executable, bool forked_only) {
+void add(ControlPage* control, std::uint32_t pid, const char* executable, ControlPage::OtherKind kind) {
   const std::uint64_t index = __atomic_fetch_add(&control->other_processes, 1, __ATOMIC_ACQ_REL);
-  if (index < ControlPage::kOtherProcessEntries) fill(control->other[index], pid, executable, forked_only);
+  if (index < ControlPage::kOtherProcessEntries) fill(control->other[index], pid, executable, kind);
 }
 
 // This process's executable, cut to an entry's room.
@@ -37,18 +37,10 @@ void note_forked_child(ControlPage* control) {
   if (control == nullptr) return;
   char executable[sizeof(ControlPage::OtherProcess::executable)];
   this_executable(executable);
-  add(control, static_cast<std::uint32_t>(getpid()), executable, true);
+  add(control, static_cast<std::uint32_t>(getpid()), executable, ControlPage::OtherKind::kForkedOnly);
 }
 
-void note_other_process(int control_fd, const char* control_path) {
-  ControlPage* control = control_fd >= 0 ? map_control_page(control_fd) : nullptr;
-  if (control == nullptr && control_path != nullptr && std::strncmp(control_path, "/proc/", 6) == 0) {
-    const int fd = open(control_path, O_RDWR | O_CLOEXEC);
-    if (fd >= 0) {
-      control = map_control_page(fd);
-      close(fd);
-    }
-  }
+void note_other_process(ControlPage* control, ControlPage::OtherKind kind) {
   if (control == nullptr) return;
   char executable[sizeof(ControlPage::OtherProcess::executable)];
   this_executable(executable);
@@ -58,11 +50,10 @@ void note_other_process(int control_fd, const char* control_path) {
   const std::uint64_t used = __atomic_load_n(&control->other_processes, __ATOMIC_ACQUIRE);
   for (std::uint64_t i = 0; i < used && i < ControlPage::kOtherProcessEntries && !found; ++i) {
     if (__atomic_load_n(&control->other[i].pid, __ATOMIC_ACQUIRE) != pid) continue;
-    fill(control->other[i], pid, executable, false);
+    fill(control->other[i], pid, executable, kind);
     found = true;
   }
-  if (!found) add(control, pid, executable, false);
-  munmap(control, 4096);
+  if (!found) add(control, pid, executable, kind);
 }
 
 }  // namespace tleak::agent

@@ -11,9 +11,9 @@ namespace tleak::agent {
 void note_forked_child(ControlPage* control);
 
 // At the start of a process that is not the recorded one but inherited the agent: a child that
-// exec'd (or a process it started). Finds the control page through the descriptor it inherited
-// (`control_fd`, -1 if none) or, if the child closed it, through tleak's (`control_path`, or
-// null). Maps a page only if it is a control page: a program may have reused the number.
-void note_other_process(int control_fd, const char* control_path);
+// exec'd, a process it started, or under --record any process but the one recorded. `control` is
+// the control page (find_control_page), or null (nothing is noted). `kind`: kExecd, or
+// kNoDescriptors for a process that runs --record's NAME without tleak's stream.
+void note_other_process(ControlPage* control, ControlPage::OtherKind kind);
 
 }  // namespace tleak::agent

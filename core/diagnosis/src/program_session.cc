@@ -92,34 +92,64 @@ ProgramImage check_runnable(const std::string& name, const std::string& path) {
   return image;
 }
 
-// What the agents of the processes the program started wrote into the control page, as a note
-// (empty if it started none): a wrapper script's report, with its work done in a child, must not
-// read as if nothing had happened.
-std::string other_processes_note(const agent::ControlPage& control) {
-  const std::uint64_t count = control.other_processes;
-  if (count == 0) return {};
-  std::map<std::string, int> names;  // sorted: the note reads the same from run to run
-  const std::uint64_t listed = std::min<std::uint64_t>(count, agent::ControlPage::kOtherProcessEntries);
+// What the agents of the processes the program started (under --record, every one but the process
+// recorded) wrote into the control page.
+struct OtherProcesses {
+  std::uint64_t count = 0;  // past the entries too
+  std::string list;         // "sh, ls x2, python3 (forked, did not exec)", sorted: the same from run to run
+  // --record: processes that ran its NAME without tleak's stream (their parent closed it).
+  std::uint64_t without_stream = 0;
+};
+
+OtherProcesses other_processes(const agent::ControlPage& control) {
+  OtherProcesses out;
+  out.count = control.other_processes;
+  std::map<std::string, int> names;
+  const std::uint64_t listed = std::min<std::uint64_t>(out.count, agent::ControlPage::kOtherProcessEntries);
   for (std::uint64_t i = 0; i < listed; ++i) {
     const auto& entry = control.other[i];
     if (entry.pid == 0) continue;
     const std::string path(entry.executable, strnlen(entry.executable, sizeof entry.executable));
     const auto slash = path.rfind('/');
     std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
-    if (entry.forked_only != 0) name += " (forked, did not exec)";
+    if (entry.kind == agent::ControlPage::OtherKind::kForkedOnly) name += " (forked, did not exec)";
+    if (entry.kind == agent::ControlPage::OtherKind::kNoDescriptors) {
+      name += " (without tleak's descriptors)";
+      ++out.without_stream;
+    }
     ++names[name];
   }
-  std::string list;
   for (const auto& [name, n] : names) {
-    if (!list.empty()) list += ", ";
-    list += n > 1 ? name + " x" + std::to_string(n) : name;
+    if (!out.list.empty()) out.list += ", ";
+    out.list += n > 1 ? name + " x" + std::to_string(n) : name;
   }
+  if (out.count > listed) out.list += ", ...";
+  return out;
+}
+
+// The processes tleak did not record, as a note (empty if there were none): a wrapper script's
+// report, with its work done in a child, must not read as if nothing had happened.
+std::string other_processes_note(const OtherProcesses& others, const std::string& record, pid_t recorded_pid) {
+  if (!record.empty()) {
+    std::string note = "tleak recorded process " + std::to_string(recorded_pid) + ", the first to run " + record +
+                       " (--record)";
+    if (others.count > 0) {
+      note += "; the command's other processes were not recorded (" + others.list + ")";
+    }
+    if (others.without_stream > 0) {
+      note += "; " + counted(others.without_stream, "process", "processes") + " that ran " + record +
+              " had lost tleak's descriptors (their parent closed them, as Python's subprocess does unless "
+              "given close_fds=False or pass_fds): tleak can record only a process that inherited them";
+    }
+    return note;
+  }
+  if (others.count == 0) return {};
   // At least: a child started without fork's handlers (vfork, posix_spawn) that runs a program
   // without the agent (static, set-user-ID, environment cleared) never says so.
-  return "the program started at least " + counted(count, "other process", "other processes") +
-         " (" + list + (count > listed ? ", ..." : "") + "), which tleak does not record: it records the process " +
-         "it starts and the programs that process execs; to diagnose another one, run tleak on its command (or " +
-         "have the script exec it)";
+  return "the program started at least " + counted(others.count, "other process", "other processes") + " (" +
+         others.list + "), which tleak does not record: it records the process it starts and the programs that "
+         "process execs; to diagnose another one, run tleak on its command, have the script exec it, or name "
+         "its program with --record";
 }
 
 // Sends the live list the agent's exit scan needs, and what tleak read of the other threads, in
@@ -213,6 +243,11 @@ pid_t start_child(const ProgramOptions& o, const std::string& path, int stream_f
       unsetenv(agent::kEnvPythonFocus);
     } else {
       setenv(agent::kEnvPythonFocus, o.focus.c_str(), 1);
+    }
+    if (o.record.empty()) {
+      unsetenv(agent::kEnvRecordName);
+    } else {
+      setenv(agent::kEnvRecordName, o.record.c_str(), 1);
     }
     sigprocmask(SIG_SETMASK, &original_mask, nullptr);
     execv(path.c_str(), argv.data());
@@ -360,6 +395,11 @@ Report run_program(const ProgramOptions& o) {
     throw ProgramError("--focus is " + std::to_string(o.focus.size()) + " bytes long, at most " +
                        std::to_string(agent::kMaxPythonFocusBytes) + " (the agent compares file names that far)");
   }
+  if (!o.record.empty() && (o.record.size() > agent::kMaxRecordNameBytes || o.record.find('/') != std::string::npos ||
+                            o.record.find('\0') != std::string::npos || o.record == "." || o.record == "..")) {
+    throw ProgramError("--record takes a program's file name (python3, not /usr/bin/python3), of at most " +
+                       std::to_string(agent::kMaxRecordNameBytes) + " bytes");
+  }
   const ResolvedCommand resolved = resolve_command(o.command[0]);
   const std::string& path = resolved.path;
   if (access(o.agent_path.c_str(), R_OK) != 0) {
@@ -382,6 +422,7 @@ Report run_program(const ProgramOptions& o) {
   if (page == MAP_FAILED) throw ProgramError(std::string("mmap: ") + std::strerror(errno));
   auto* control = static_cast<agent::ControlPage*>(page);
   control->magic = agent::kProtocolMagic;
+  control->tleak_pid = static_cast<std::uint32_t>(getpid());
 
   // The thread buffers' records come through it; the socket carries only which slot to read.
   MessageSlotArea slot_area;
@@ -400,6 +441,25 @@ Report run_program(const ProgramOptions& o) {
 
   auto source_owner = std::make_unique<AgentSource>();
   AgentSource& source = *source_owner;
+  // With --record, the process recorded, once its agent said hello (-1 before): a descendant of the
+  // command's, which tleak waits for too (a wrapper may leave it running, or start it from a process
+  // it left running), whose threads it reads at the exit scan and which --max-live stops.
+  pid_t recorded_pid = o.record.empty() ? child.pid : -1;
+  Fd recorded_pidfd;
+  bool recorded_ended = false;  // the recorded process, another than the command's own, has ended
+  const auto follow_recorded = [&] {
+    if (recorded_pid >= 0 || !source.hello_seen()) return;
+    recorded_pid = static_cast<pid_t>(source.pid());
+    if (recorded_pid == child.pid) return;
+    recorded_pidfd.reset(static_cast<int>(syscall(SYS_pidfd_open, recorded_pid, 0)));
+    // Gone already, or no pidfd to wait on (a kernel before 5.3): its stream's end tells.
+    if (recorded_pidfd.get() < 0) recorded_ended = errno == ESRCH;
+  };
+  // The recorded process and the command's own, both (SIGKILL, --max-live).
+  const auto kill_program = [&](int sig) {
+    if (!child.exited) kill(child.pid, sig);
+    if (recorded_pid > 0 && recorded_pid != child.pid && !recorded_ended) kill(recorded_pid, sig);
+  };
   // The program's modules' symbol tables and debug info, read ahead on a thread while it runs: the
   // report at its end then does not wait for them. A new image (the program exec'd) starts over:
   // the map is another one.
@@ -422,7 +482,8 @@ Report run_program(const ProgramOptions& o) {
   const auto make_report = [&](const Recording& rec, Report& out, const std::optional<std::string>& snapshot,
                                Symbolizer& symbolizer, const SiteJudgements* judged) {
     out.thresholds = o.thresholds;
-    out.run.scenario = program_name(source, o.command, resolved.is_script);
+    // Under --record the recording is not of the command's script.
+    out.run.scenario = program_name(source, o.command, resolved.is_script && o.record.empty());
     out.run.variant = "program";
     out.run.mode = "native";
     out.run.iterations = rec.iterations;
@@ -434,6 +495,9 @@ Report run_program(const ProgramOptions& o) {
     out.run.tracked = true;
     out.run.valgrind_annotations = false;
     ProgramInfo info = program;
+    // The process recorded: under --record, not the command's own.
+    if (source.hello_seen()) info.pid = source.pid();
+    if (!o.record.empty()) info.record = o.record;
     info.clock = source.clock_name();
     info.sample_seconds = source.sample_seconds();
     info.snapshot = snapshot;
@@ -459,7 +523,7 @@ Report run_program(const ProgramOptions& o) {
     fence_asked = false;
     if (o.max_live_bytes > 0 && source.live_bytes() > o.max_live_bytes && program.stopped_by.empty()) {
       program.stopped_by = "max-live";
-      kill(child.pid, SIGKILL);
+      kill_program(SIGKILL);
     }
   };
 
@@ -496,7 +560,8 @@ Report run_program(const ProgramOptions& o) {
       if (source.exit_requested() && !answered_exit) {
         answered_exit = true;
         end_profile::time_aside("other threads' registers read", [&] {
-          stopped_threads = std::make_unique<StoppedThreads>(child.pid, static_cast<pid_t>(source.exiting_thread()),
+          follow_recorded();
+          stopped_threads = std::make_unique<StoppedThreads>(recorded_pid, static_cast<pid_t>(source.exiting_thread()),
                                                              kRegistersBudgetMs, kExitScanHoldMs);
         });
         OtherThreadsRegisters registers = std::move(stopped_threads->registers());
@@ -536,21 +601,41 @@ Report run_program(const ProgramOptions& o) {
   // Serves the program (its stream, tleak's signals) until it has exited, or with `until_answer`
   // until its agent's reachability answer is in, whichever comes first.
   const auto serve = [&](bool until_answer) {
-    while (!child.exited && !(until_answer && source.reach_complete())) {
+    // The command's own process and, under --record, the one recorded when it is another (a
+    // wrapper's child may outlive it).
+    const auto program_ended = [&] {
+      if (!child.exited) return false;
+      if (o.record.empty() || recorded_pid == child.pid) return true;
+      // None has claimed the recording yet: a process the command left running that still holds
+      // tleak's stream may yet run NAME.
+      if (recorded_pid < 0) return stream_ended;
+      return recorded_ended || (recorded_pidfd.get() < 0 && stream_ended);
+    };
+    while (!program_ended() && !(until_answer && source.reach_complete())) {
       // A stream that ended before the program did (it took the agent's channel away) is not polled
       // again: an ended socket is always readable, and the loop would spin until the program ends.
-      pollfd fds[3] = {
-          {stream_ended ? -1 : ours.get(), POLLIN, 0}, {signals.fd(), POLLIN, 0}, {pidfd.get(), POLLIN, 0}};
-      const int n = poll(fds, pidfd.get() >= 0 ? 3 : 2, pidfd.get() >= 0 ? -1 : 100);
+      // Nor is the pidfd of a process that ended: it stays readable.
+      pollfd fds[4] = {{stream_ended ? -1 : ours.get(), POLLIN, 0},
+                       {signals.fd(), POLLIN, 0},
+                       {child.exited ? -1 : pidfd.get(), POLLIN, 0},
+                       {recorded_ended ? -1 : recorded_pidfd.get(), POLLIN, 0}};
+      // Without a pidfd for the command (a kernel before 5.3), its end is looked for every 100 ms.
+      const int n = poll(fds, 4, child.exited || pidfd.get() >= 0 ? -1 : 100);
       if (n < 0 && errno != EINTR) break;
       if (fds[0].revents & POLLIN) {
         const std::size_t bytes = read_messages(false);
         note_modules();
+        follow_recorded();
         const std::uint64_t now = ReadPacing::now_ns();
         rotation.tick(now, source.take_allocating_threads());
         if (const std::uint64_t pause = pacing.pause_after(bytes, now); pause > 0) {
           ReadPacing::sleep(pause);
         }
+      }
+      if (fds[3].revents & (POLLIN | POLLHUP)) {
+        recorded_ended = true;
+        // No process claims the recording after it, whatever pid the system gives again.
+        __atomic_store_n(&control->recorded_pid, agent::ControlPage::kRecordedEnded, __ATOMIC_RELEASE);
       }
       if (fds[1].revents & POLLIN) {
         signalfd_siginfo info{};
@@ -561,7 +646,7 @@ Report run_program(const ProgramOptions& o) {
           } else if (sig == SIGTERM || sig == SIGHUP || (sig == SIGINT && info.ssi_code == SI_USER)) {
             // A terminal's Ctrl-C reaches the program itself (same process group); a signal sent to
             // tleak alone is passed on.
-            kill(child.pid, sig);
+            kill_program(sig);
           }
         }
       }
@@ -571,10 +656,13 @@ Report run_program(const ProgramOptions& o) {
       int status = 0;
       // A stop of the program's first thread while tleak traces it (held for the exit scan, when
       // another thread exits) is reported here too: not an end.
-      if (waitpid(child.pid, &status, WNOHANG) == child.pid && (WIFEXITED(status) || WIFSIGNALED(status))) {
+      if (!child.exited && waitpid(child.pid, &status, WNOHANG) == child.pid && (WIFEXITED(status) || WIFSIGNALED(status))) {
         child.exited = true;
         child.status = status;
       }
+      // Once the stream has ended no agent is left to record: a recorded process still running
+      // then (it closed its descriptors) is not waited for.
+      if (stream_ended && child.exited) recorded_ended = true;
     }
     let_threads_go();
   };
@@ -611,11 +699,22 @@ Report run_program(const ProgramOptions& o) {
   read_messages(false);
   const bool channel_lost = control->channel_lost != 0;
   const std::uint64_t untracked_threads = control->untracked_threads;
-  const std::string others = other_processes_note(*control);
+  const OtherProcesses others = other_processes(*control);
   munmap(page, 4096);
 
   if (WIFEXITED(child.status)) program.exit_status = WEXITSTATUS(child.status);
   if (WIFSIGNALED(child.status)) program.exit_signal = WTERMSIG(child.status);
+  if (!source.hello_seen() && !o.record.empty()) {
+    const std::string why =
+        others.without_stream > 0
+            ? "one did, but without tleak's descriptors: its parent closed them, as Python's subprocess does unless "
+              "given close_fds=False or pass_fds"
+            : "--record names a program by its file name, as its executable or its command line has it (python3, "
+              "python3.11)";
+    throw ProgramError("no process '" + o.command[0] + "' started that tleak could record ran '" + o.record + "' (" +
+                       (others.count == 0 ? std::string("tleak's agent started in none") : "it ran " + others.list) +
+                       "): " + why);
+  }
   if (!source.hello_seen()) {
     throw ProgramError("'" + o.command[0] + "' ended before tleak's agent started in it (" +
                        (program.exit_signal ? "killed by signal " + std::to_string(*program.exit_signal)
@@ -652,7 +751,9 @@ Report run_program(const ProgramOptions& o) {
                            " distinct allocation stacks, all tleak gives a site of their own: allocations from stacks first "
                            "seen after that are counted together in one site without a stack ('(no stack recorded)')");
   }
-  if (!others.empty()) report.notes.push_back(others);
+  if (std::string note = other_processes_note(others, o.record, recorded_pid); !note.empty()) {
+    report.notes.push_back(std::move(note));
+  }
   if (std::string note = too_few_samples_note(report, o.thresholds); !note.empty() && !channel_lost) {
     report.notes.push_back(std::move(note));
   }

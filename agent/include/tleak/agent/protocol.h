@@ -29,7 +29,7 @@ inline constexpr std::uint32_t kProtocolMagic = 0x6b61656c;  // "leak"
 // other threads (kScanned); 13: a Python frame's columns (PythonFrameRecord; 12 was a trial, dropped),
 // and the interpreter's finalizing told (kFinalizing); 14: an exit scan that could not be made
 // says so (kScanFailed)
-inline constexpr std::uint32_t kProtocolVersion = 14;
+inline constexpr std::uint32_t kProtocolVersion = 15;
 inline constexpr std::uint32_t kMaxMessageBytes = 64 * 1024;
 inline constexpr std::uint32_t kMaxFrames = 64;
 // The widest line whose columns a Python frame record names (PythonFrameRecord::column), in bytes.
@@ -61,6 +61,12 @@ inline constexpr const char* kEnvSampleMicros = "TLEAK_AGENT_SAMPLE_US";  // tim
 inline constexpr const char* kEnvPythonFocus = "TLEAK_AGENT_PYTHON_FOCUS";
 // A memfd of MessageSlots (below), agent <-> parent; without it every message goes through the socket.
 inline constexpr const char* kEnvSlotsFd = "TLEAK_AGENT_SLOTS_FD";
+// --record NAME: the process recorded is the first one the command starts (itself, or one of its
+// descendants) that runs NAME, not the command's own (unset: the command's, kEnvPid).
+inline constexpr const char* kEnvRecordName = "TLEAK_AGENT_RECORD";
+// The longest NAME of --record, and the most of a program's command line's first word the agent
+// reads to compare with it.
+inline constexpr std::size_t kMaxRecordNameBytes = 255;
 // The longest --focus: the agent compares it with the first this many bytes of a file's name.
 inline constexpr std::size_t kMaxPythonFocusBytes = 511;
 
@@ -291,13 +297,25 @@ struct ControlPage {
   // forked child, and each image one of them exec'd with the agent still preloaded, says so here
   // (an exec'd image takes over its forked child's entry: same pid). Counted past the entries.
   volatile std::uint64_t other_processes;
+  enum class OtherKind : std::uint32_t {
+    kExecd = 0,         // runs a program image of its own (exec'd with the agent preloaded)
+    kForkedOnly = 1,    // a forked copy of the program that has not exec'd
+    kNoDescriptors = 2,  // runs --record's NAME, but without tleak's stream (its parent closed it)
+  };
   struct OtherProcess {
     volatile std::uint32_t pid;  // written last: 0 while the entry is being filled
-    std::uint32_t forked_only;   // 1: a forked copy of the program that has not exec'd
+    OtherKind kind;
     char executable[152];        // its path, cut and NUL-terminated
   };
   static constexpr int kOtherProcessEntries = 24;
   OtherProcess other[kOtherProcessEntries];
+  // tleak's pid, written before the program starts: the stream's peer, which a process that would
+  // claim the recording (--record) checks its inherited descriptor against.
+  std::uint32_t tleak_pid;
+  // --record: the pid of the process recorded, set once by that process's agent (0: none yet), and
+  // kRecordedEnded by tleak once it ended.
+  volatile std::uint32_t recorded_pid;
+  static constexpr std::uint32_t kRecordedEnded = ~std::uint32_t{0};
 };
 static_assert(sizeof(ControlPage) <= 4096, "the control page is one page");
 

@@ -21,7 +21,10 @@ inline constexpr int kReportSchemaVersion = 1;
 // What `tleak run -- COMMAND` ran and how it ended.
 struct ProgramInfo {
   std::vector<std::string> command;
-  std::int64_t pid = 0;
+  std::int64_t pid = 0;  // of the process recorded
+  // tleak run --record NAME: the process recorded was the first of the command's to run NAME;
+  // null: the command's own.
+  std::optional<std::string> record;
   std::optional<int> exit_status;  // when it exited
   std::optional<int> exit_signal;  // when a signal ended it
   std::string stopped_by;          // "max-live" when tleak stopped it; else empty

@@ -1,0 +1,134 @@
+// `tleak run --record NAME -- COMMAND`: the process recorded is the first one the command starts,
+// itself or through others (a wrapper script, a launcher), that runs NAME; the others run as they
+// would, unrecorded, and the report says which process it is of.
+#include "program_run.h"
+
+namespace tleak::program_tests {
+namespace {
+
+class RecordRun : public ProgramRun {
+ protected:
+  // A "#!/bin/sh" script of `lines` in the test's directory, executable.
+  std::string shell_script(const std::string& name, const std::string& lines) {
+    const std::string file = path(name);
+    std::ofstream(file) << "#!/bin/sh\n" << lines;
+    EXPECT_EQ(chmod(file.c_str(), 0755), 0);
+    return file;
+  }
+  std::vector<std::string> notes() const {
+    std::vector<std::string> out;
+    for (const Json& note : report_["notes"]) out.push_back(note.get<std::string>());
+    return out;
+  }
+  // The note that names the process recorded, and the report's pid is that process's.
+  std::string record_note() const {
+    for (const std::string& note : notes()) {
+      if (note.rfind("tleak recorded process ", 0) == 0) return note;
+    }
+    ADD_FAILURE() << "no note on the process recorded in " << report_["notes"];
+    return {};
+  }
+  // Refused in one line naming the problem, exit 2, no report.
+  void expect_refused(const tleak::testing::ProcessResult& r, const std::string& words) const {
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find(words), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(path("report.json")));
+  }
+};
+
+// The shell does not exec the program (a command follows it): without --record tleak would record
+// the shell. With it, the program's leaks are found exactly as when tleak runs it itself, its other
+// thread's registers read through ptrace though it is not tleak's child; the command's exit status
+// is the report's, and tleak's own code says the command failed.
+TEST_F(RecordRun, TheNamedProgramIsRecordedThroughAWrapperScript) {
+  const std::string wrapper =
+      shell_script("train.sh", "echo before\n" + program("exit_reachability") + "\necho after\nexit 5\n");
+  const auto r = tleak_run({"--record", "exit_reachability"}, {wrapper});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_EQ(r.out.substr(0, 7), "before\n");
+  EXPECT_EQ(r.out.substr(r.out.size() - 6), "after\n");
+  const Json& run = report_["run"];
+  EXPECT_EQ(run["scenario"], "exit_reachability");
+  EXPECT_EQ(run["program"]["record"], "exit_reachability");
+  EXPECT_EQ(run["program"]["exit_status"], 5);
+  EXPECT_EQ(run["program"]["command"], Json::array({wrapper}));
+  EXPECT_TRUE(run["program"]["exit_scan"]);
+  expect_exit_reachability_figures();
+  const std::string note = record_note();
+  EXPECT_EQ(note, "tleak recorded process " + std::to_string(run["program"]["pid"].get<std::int64_t>()) +
+                      ", the first to run exit_reachability (--record); the command's other processes were not "
+                      "recorded (dash)");
+  for (const std::string& n : notes()) EXPECT_EQ(n.find("registers"), std::string::npos) << n;
+}
+
+// A wrapper that leaves a process running as it exits, which only then runs the program: tleak
+// waits for it, and the program's exit scan still judges its blocks.
+TEST_F(RecordRun, AProgramTheWrapperLeftRunningIsWaitedFor) {
+  const std::string wrapper =
+      shell_script("detach.sh", "(sleep 0.3; exec " + program("exit_reachability") + ") &\necho wrapper done\n");
+  const auto started = std::chrono::steady_clock::now();
+  const auto r = tleak_run({"--record", "exit_reachability"}, {wrapper});
+  EXPECT_GE(std::chrono::steady_clock::now() - started, std::chrono::milliseconds(300));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "wrapper done\nexit-reachability done\n");
+  EXPECT_EQ(report_["run"]["program"]["exit_status"], 0);
+  EXPECT_TRUE(report_["run"]["program"]["exit_scan"]);
+  expect_exit_reachability_figures();
+}
+
+// Only the first process to run the name is recorded; a second is one of the others.
+TEST_F(RecordRun, OnlyTheFirstProcessToRunTheNameIsRecorded) {
+  const std::string wrapper =
+      shell_script("twice.sh", program("growth") + " leaky\n" + program("exit_reachability") + "\n" +
+                                   program("growth") + " fixed\n");
+  const auto r = tleak_run({"--record", "growth"}, {wrapper});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "growth leaky done\nexit-reachability done\ngrowth fixed done\n");
+  EXPECT_EQ(report_["run"]["program"]["record"], "growth");
+  EXPECT_EQ(report_["summary"]["growth_sites"], 1);  // the leaky run's, not the fixed one's
+  const std::string note = record_note();
+  EXPECT_NE(note.find("were not recorded (dash, exit_reachability, growth)"), std::string::npos) << note;
+}
+
+// Python's subprocess closes the descriptors a child inherits unless told not to: such a child
+// cannot be recorded, and tleak says why; given close_fds=False it is.
+TEST_F(RecordRun, AProcessWithoutTleaksDescriptorsCannotBeRecordedAndTleakSaysWhy) {
+  const std::string closing = path("closing.py");
+  std::ofstream(closing) << "import subprocess\nsubprocess.run(['" << program("exit_reachability") << "'], check=True)\n";
+  expect_refused(tleak_run({"--record", "exit_reachability"}, {TLEAK_PYTHON, closing}),
+                 "without tleak's descriptors: its parent closed them");
+  const std::string keeping = path("keeping.py");
+  std::ofstream(keeping) << "import subprocess\nsubprocess.run(['" << program("exit_reachability")
+                         << "'], check=True, close_fds=False)\n";
+  const auto r = tleak_run({"--record", "exit_reachability"}, {TLEAK_PYTHON, keeping});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  expect_exit_reachability_figures();
+  EXPECT_NE(record_note().find("were not recorded (python3.11)"), std::string::npos) << record_note();
+}
+
+// --max-live stops the process recorded, and the command with it, as it would a program tleak ran
+// itself.
+TEST_F(RecordRun, MaxLiveStopsTheRecordedProcessAndTheCommand) {
+  const std::string wrapper = shell_script("runaway.sh", program("runaway") + "\necho after\nsleep 60\n");
+  const auto started = std::chrono::steady_clock::now();
+  const auto r = tleak_run({"--record", "runaway", "--max-live", "64MiB"}, {wrapper});
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(30));
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_EQ(report_["run"]["program"]["stopped_by"], "max-live");
+  EXPECT_EQ(report_["run"]["program"]["exit_signal"], SIGKILL);  // the command's
+  EXPECT_GT(report_["totals"]["peak_live_bytes"].get<std::int64_t>(), 64 << 20);
+  EXPECT_LT(report_["totals"]["peak_live_bytes"].get<std::int64_t>(), 128 << 20);
+}
+
+TEST_F(RecordRun, ANameNoProcessRanOrThatIsNoFileNameIsRefused) {
+  const std::string wrapper = shell_script("plain.sh", "/bin/true\n");
+  expect_refused(tleak_run({"--record", "no-such-program"}, {wrapper}),
+                 "no process '" + wrapper + "' started that tleak could record ran 'no-such-program' (it ran dash, true)");
+  expect_refused(tleak_run({"--record", "/usr/bin/true"}, {wrapper}), "--record takes a program's file name");
+  expect_refused(tleak_run({"--record", ""}, {wrapper}), "--record: give a program's file name");
+  expect_refused(tleak_run({"--record", std::string(300, 'x')}, {wrapper}), "of at most 255 bytes");
+}
+
+}  // namespace
+}  // namespace tleak::program_tests
