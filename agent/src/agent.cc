@@ -743,14 +743,18 @@ __attribute__((constructor)) static void agent_start() {
   // served at its first allocation.
   ControlPage* control = nullptr;
   bool recorded = false;
+  int stream = has_stream ? static_cast<int>(fd) : -1;
+  bool stream_connected = false;  // a connection of the agent's own (--record), not the inherited socket
   auto other = ControlPage::OtherKind::kExecd;
   if (const char* name = getenv(kEnvRecordName); name != nullptr && named_pid) {
     // tleak run --record NAME: the process that runs NAME first, wherever the command started it.
     control = find_control_page(has_control_fd ? static_cast<int>(control_fd) : -1, getenv(kEnvControlPath));
     if (control != nullptr) {
-      const RecordClaim claim = claim_recording(control, name, has_stream ? static_cast<int>(fd) : -1, executable);
-      recorded = claim == RecordClaim::kRecorded;
-      if (claim == RecordClaim::kNoDescriptors) other = ControlPage::OtherKind::kNoDescriptors;
+      const RecordDecision decision = claim_recording(control, name, stream, getenv(kEnvStreamName), executable);
+      recorded = decision.claim == RecordClaim::kRecorded;
+      stream = decision.stream;
+      stream_connected = decision.connected;
+      if (decision.claim == RecordClaim::kNoDescriptors) other = ControlPage::OtherKind::kNoDescriptors;
     }
   } else {
     recorded = named_pid && pid == static_cast<std::uint64_t>(getpid()) && has_stream;
@@ -776,14 +780,21 @@ __attribute__((constructor)) static void agent_start() {
   Inside inside;
   // The stream's peer is tleak: the process's parent, unless --record found it deeper down.
   const pid_t tleak = control != nullptr && control->tleak_pid != 0 ? static_cast<pid_t>(control->tleak_pid) : getppid();
-  if (!channel_open(static_cast<int>(fd), tleak, control != nullptr ? &control->channel_lost : nullptr)) {
+  const bool adopted = channel_open(stream, tleak, control != nullptr ? &control->channel_lost : nullptr);
+  // The agent writes through its copy; a connection of its own needs no second descriptor (an image
+  // this process execs connects anew).
+  if (stream_connected) close(stream);
+  if (!adopted) {
     allocator_regions_stop();
     return;
   }
   g_control = g_control_page = control;
   // Without slots (another tleak's parent, or none given) every message goes through the socket.
-  if (std::uint64_t slots_fd = 0; read_number(kEnvSlotsFd, 0, 1 << 20, &slots_fd)) {
-    message_slots_open(static_cast<int>(slots_fd));
+  std::uint64_t slots_fd = 0;
+  if (!(read_number(kEnvSlotsFd, 0, 1 << 20, &slots_fd) && message_slots_open(static_cast<int>(slots_fd))) &&
+      stream_connected) {
+    // A process that lost the stream's descriptor lost this one too: opened as tleak holds it.
+    message_slots_open_at(getenv(kEnvSlotsPath));
   }
   unwinder_signals_init();
   fast_unwind_init();

@@ -1,7 +1,11 @@
 #include "message_slots.h"
 
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstring>
 
 #include "agent_memory.h"
 
@@ -35,6 +39,15 @@ bool message_slots_open(int fd) {
   }
   g_slots = slots;
   return true;
+}
+
+bool message_slots_open_at(const char* path) {
+  if (path == nullptr || std::strncmp(path, "/proc/", 6) != 0) return false;
+  const int fd = open(path, O_RDWR | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool opened = message_slots_open(fd);  // the mapping outlives the descriptor
+  close(fd);
+  return opened;
 }
 
 int message_slot_take() {

@@ -13,6 +13,9 @@ namespace tleak::agent {
 // filling when it exec'd are free again: their records died with that image, and no other process
 // fills slots (only the recorded one records). False, and no slots, if `fd` is not such a file.
 bool message_slots_open(int fd);
+// The same through tleak's own descriptor (`path`: /proc/PID/fd/N, or null), for a process whose
+// parent closed the one it would have inherited.
+bool message_slots_open_at(const char* path);
 // A free slot, now the caller's to fill (its memory: message_slot_memory), or -1 if none is free
 // (or there are no slots).
 int message_slot_take();

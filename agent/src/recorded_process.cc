@@ -1,8 +1,11 @@
 #include "recorded_process.h"
 
 #include <fcntl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
+#include <cstddef>
 #include <cstring>
 
 #include "channel.h"
@@ -35,23 +38,62 @@ bool runs(const char* name, const char* executable) {
   return std::strcmp(last_part(line), name) == 0;
 }
 
+// A connection to tleak's listener (its abstract name, `name`), if tleak answers it: its peer must
+// be tleak, as for the inherited socket. -1 otherwise.
+int connect_to_tleak(const char* name, pid_t tleak) {
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  const std::size_t length = std::strlen(name);
+  if (length == 0 || length + 1 > sizeof address.sun_path) return -1;
+  std::memcpy(address.sun_path + 1, name, length);
+  const int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  if (connect(fd, reinterpret_cast<const sockaddr*>(&address),
+              static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + length)) != 0 ||
+      !is_tleak_stream(fd, tleak)) {
+    close(fd);
+    return -1;
+  }
+  // Room for bursts, as tleak gives the end of the socket pair it passes on (past the system's
+  // limit only for root).
+  int bytes = 8 << 20;
+  if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &bytes, sizeof bytes) != 0) {
+    setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof bytes);
+  }
+  return fd;
+}
+
 }  // namespace
 
-RecordClaim claim_recording(ControlPage* control, const char* name, int stream_fd, const char* executable) {
+RecordDecision claim_recording(ControlPage* control, const char* name, int stream_fd, const char* stream_name,
+                               const char* executable) {
   const auto pid = static_cast<std::uint32_t>(getpid());
+  const auto tleak = static_cast<pid_t>(control->tleak_pid);
+  const bool inherited = is_tleak_stream(stream_fd, tleak);
+  // The stream this process has, or can have: the one it inherited, else a connection of its own.
+  const auto stream = [&]() -> RecordDecision {
+    if (inherited) return {RecordClaim::kRecorded, stream_fd, false};
+    const int connection = stream_name != nullptr ? connect_to_tleak(stream_name, tleak) : -1;
+    if (connection < 0) return {RecordClaim::kNoDescriptors, -1, false};
+    return {RecordClaim::kRecorded, connection, true};
+  };
   const std::uint32_t recorded = __atomic_load_n(&control->recorded_pid, __ATOMIC_ACQUIRE);
   // An image the recorded process exec'd: the same pid. (Once it ended, tleak set kRecordedEnded: the
   // system may give its pid to another process.)
   if (recorded == pid) {
-    return is_tleak_stream(stream_fd, static_cast<pid_t>(control->tleak_pid)) ? RecordClaim::kRecorded
-                                                                              : RecordClaim::kOther;
+    const RecordDecision decision = stream();
+    return decision.claim == RecordClaim::kRecorded ? decision : RecordDecision{};
   }
-  if (recorded != 0 || !runs(name, executable)) return RecordClaim::kOther;
-  if (!is_tleak_stream(stream_fd, static_cast<pid_t>(control->tleak_pid))) return RecordClaim::kNoDescriptors;
+  if (recorded != 0 || !runs(name, executable)) return {};
   std::uint32_t unclaimed = 0;
-  return __atomic_compare_exchange_n(&control->recorded_pid, &unclaimed, pid, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)
-             ? RecordClaim::kRecorded
-             : RecordClaim::kOther;
+  // Claimed before connecting: tleak takes a connection only from the process that claimed.
+  if (!__atomic_compare_exchange_n(&control->recorded_pid, &unclaimed, pid, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+    return {};
+  }
+  const RecordDecision decision = stream();
+  // No way to tleak: the next process to run NAME may have one.
+  if (decision.claim != RecordClaim::kRecorded) __atomic_store_n(&control->recorded_pid, 0u, __ATOMIC_RELEASE);
+  return decision;
 }
 
 }  // namespace tleak::agent

@@ -11,10 +11,21 @@ namespace tleak::agent {
 enum class RecordClaim {
   kRecorded,       // this process is the one recorded
   kOther,          // another process is, or will be
-  kNoDescriptors,  // this process runs NAME, unclaimed, but without tleak's stream (`stream_fd`)
+  kNoDescriptors,  // this process runs NAME, unclaimed, but could reach tleak's stream by no way
 };
 
-// At start-up (system calls only, no allocation). `executable` is /proc/self/exe's target.
-RecordClaim claim_recording(ControlPage* control, const char* name, int stream_fd, const char* executable);
+struct RecordDecision {
+  RecordClaim claim = RecordClaim::kOther;
+  // kRecorded: the stream to adopt (channel_open): the inherited `stream_fd`, or a connection to
+  // tleak's listener (`connected`: a descriptor of the agent's own, to close once adopted).
+  int stream = -1;
+  bool connected = false;
+};
+
+// At start-up (system calls only, no allocation). `stream_fd` is the inherited descriptor's number
+// (-1: none given), `stream_name` the listener tleak offers a process that lost it (or null), and
+// `executable` /proc/self/exe's target.
+RecordDecision claim_recording(ControlPage* control, const char* name, int stream_fd, const char* stream_name,
+                               const char* executable);
 
 }  // namespace tleak::agent

@@ -52,7 +52,7 @@ double byte_rate(const nlohmann::json& value, const std::string& name, const std
 
 Expectation parse_expectation(const nlohmann::json& j, const std::string& where) {
   if (!j.is_object()) throw CheckError(where + ": a check must be an object");
-  reject_unknown_keys(j, {"scenario", "command", "variant", "mode", "iterations", "expect"}, where);
+  reject_unknown_keys(j, {"scenario", "command", "record", "variant", "mode", "iterations", "expect"}, where);
   Expectation e;
   if (j.contains("command")) {
     // The user's own program: argv as an array of strings, judged by the same expectations.
@@ -66,11 +66,21 @@ Expectation parse_expectation(const nlohmann::json& j, const std::string& where)
       e.command.push_back(a.get<std::string>());
     }
     if (e.command[0].empty()) throw CheckError(where + ": \"command\" names no program");
+    if (j.contains("record")) {
+      // tleak run --record NAME: which of the command's processes is the program checked.
+      const nlohmann::json& r = j["record"];
+      if (!r.is_string() || r.get<std::string>().empty() || r.get<std::string>().size() > 255 ||
+          r.get<std::string>().find('/') != std::string::npos) {
+        throw CheckError(where + ": \"record\" must be a program's file name (python3), of at most 255 bytes");
+      }
+      e.record = r.get<std::string>();
+    }
     e.variant = "program";
     e.mode = "native";
     parse_expect(j, e, where);
     return e;
   }
+  if (j.contains("record")) throw CheckError(where + ": \"record\" goes with a \"command\"");
   if (!j.contains("scenario") || !j["scenario"].is_string()) throw CheckError(where + ": needs a \"scenario\" or a \"command\"");
   e.scenario = j["scenario"];
   const Scenario* s = find_scenario(e.scenario);
@@ -143,6 +153,7 @@ std::string Expectation::name() const {
   if (command.empty()) return scenario + " " + variant + " (" + mode + ")";
   std::string text = "command";
   for (const std::string& a : command) text += " " + a;
+  if (!record.empty()) text += " (record " + record + ")";
   return text;
 }
 
@@ -175,6 +186,7 @@ diagnosis::Report run_expectation(Expectation& e, const std::string& agent_path)
   if (!e.command.empty()) {
     diagnosis::ProgramOptions options;
     options.command = e.command;
+    options.record = e.record;
     options.agent_path = agent_path;
     try {
       return diagnosis::run_program(options);
@@ -253,6 +265,11 @@ std::string baseline_file_name(const Expectation& e) {
   for (const std::string& a : e.command) {
     for (const unsigned char c : a) h = (h ^ c) * 1099511628211ull;
     h = (h ^ 0xff) * 1099511628211ull;
+  }
+  // Another of the command's processes is another program (a check without it keeps its file).
+  if (!e.record.empty()) {
+    h = (h ^ 0xfe) * 1099511628211ull;
+    for (const unsigned char c : e.record) h = (h ^ c) * 1099511628211ull;
   }
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));

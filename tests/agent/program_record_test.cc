@@ -91,20 +91,50 @@ TEST_F(RecordRun, OnlyTheFirstProcessToRunTheNameIsRecorded) {
   EXPECT_NE(note.find("were not recorded (dash, exit_reachability, growth)"), std::string::npos) << note;
 }
 
-// Python's subprocess closes the descriptors a child inherits unless told not to: such a child
-// cannot be recorded, and tleak says why; given close_fds=False it is.
-TEST_F(RecordRun, AProcessWithoutTleaksDescriptorsCannotBeRecordedAndTleakSaysWhy) {
-  const std::string closing = path("closing.py");
-  std::ofstream(closing) << "import subprocess\nsubprocess.run(['" << program("exit_reachability") << "'], check=True)\n";
-  expect_refused(tleak_run({"--record", "exit_reachability"}, {TLEAK_PYTHON, closing}),
-                 "without tleak's descriptors: its parent closed them");
-  const std::string keeping = path("keeping.py");
-  std::ofstream(keeping) << "import subprocess\nsubprocess.run(['" << program("exit_reachability")
-                         << "'], check=True, close_fds=False)\n";
-  const auto r = tleak_run({"--record", "exit_reachability"}, {TLEAK_PYTHON, keeping});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  expect_exit_reachability_figures();
-  EXPECT_NE(record_note().find("were not recorded (python3.11)"), std::string::npos) << record_note();
+// Python's subprocess closes the descriptors a child inherits unless told not to (and launchers
+// built on it): such a child connects to tleak by name instead, and is recorded as exactly; given
+// close_fds=False it writes to the socket it inherited.
+TEST_F(RecordRun, AProcessThatLostTleaksDescriptorsIsRecordedToo) {
+  for (const std::string close_fds : {"True", "False"}) {
+    const std::string launcher = path("launcher.py");
+    std::ofstream(launcher) << "import subprocess\nsubprocess.run(['" << program("exit_reachability")
+                            << "'], check=True, close_fds=" << close_fds << ")\n";
+    const auto r = tleak_run({"--record", "exit_reachability"}, {TLEAK_PYTHON, launcher});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, "exit-reachability done\n");
+    expect_exit_reachability_figures();
+    EXPECT_NE(record_note().find("were not recorded (python3.11)"), std::string::npos) << record_note();
+  }
+}
+
+// The images the process recorded execs keep the recording (the same pid), whichever way it
+// reached tleak: the one that inherited the socket writes on, the one that connected connects anew
+// (its connection closed by the exec) and tleak reads the old one to its end first.
+TEST_F(RecordRun, TheRecordedProcessKeepsTheRecordingAcrossExec) {
+  for (const std::string close_fds : {"True", "False"}) {
+    const std::string launcher = path("launcher.py");
+    std::ofstream(launcher) << "import subprocess\nsubprocess.run(['/bin/sh', '-c', 'exec "
+                            << program("exit_reachability") << "'], check=True, close_fds=" << close_fds << ")\n";
+    const auto r = tleak_run({"--record", "sh"}, {TLEAK_PYTHON, launcher});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(report_["run"]["scenario"], "exit_reachability");
+    EXPECT_EQ(report_["run"]["program"]["record"], "sh");
+    expect_exit_reachability_figures();
+  }
+}
+
+// One that can reach tleak by neither way (its descriptors closed, and in another network
+// namespace, where tleak's abstract socket is not): tleak says why it recorded nothing.
+TEST_F(RecordRun, AProcessThatCannotReachTleakIsNamedInTheRefusal) {
+  if (run_process("/usr/bin/unshare", {"--net", "/bin/true"}).exit_code != 0) {
+    GTEST_SKIP() << "unshare --net is not allowed here";
+  }
+  const std::string launcher = path("launcher.py");
+  std::ofstream(launcher) << "import subprocess\nsubprocess.run(['/usr/bin/unshare', '--net', '"
+                          << program("exit_reachability") << "'], check=True)\n";
+  const auto r = tleak_run({"--record", "exit_reachability"}, {TLEAK_PYTHON, launcher});
+  expect_refused(r, "(it ran exit_reachability (could not reach tleak), python3.11): one did, but could not "
+                    "reach tleak: its parent had closed the descriptors");
 }
 
 // --max-live stops the process recorded, and the command with it, as it would a program tleak ran
@@ -119,6 +149,36 @@ TEST_F(RecordRun, MaxLiveStopsTheRecordedProcessAndTheCommand) {
   EXPECT_EQ(report_["run"]["program"]["exit_signal"], SIGKILL);  // the command's
   EXPECT_GT(report_["totals"]["peak_live_bytes"].get<std::int64_t>(), 64 << 20);
   EXPECT_LT(report_["totals"]["peak_live_bytes"].get<std::int64_t>(), 128 << 20);
+}
+
+// A check of a command can name the program it is about; its baseline is another than the
+// command's own.
+TEST_F(RecordRun, ACheckNamesTheProgramOfItsCommand) {
+  const std::string wrapper = shell_script("train.sh", program("exit_reachability") + "\necho after\n");
+  const std::string checks = path("checks.json");
+  Json j = {{"schema", "tleak.checks/1"},
+            {"checks",
+             {{{"command", {wrapper}}, {"record", "exit_reachability"}, {"expect", {{"max_leaked_bytes", 3500}}}},
+              {{"command", {wrapper}}, {"record", "exit_reachability"}, {"expect", {{"max_leaked_bytes", 3499}}}},
+              {{"command", {wrapper}}, {"expect", {{"max_leaked_bytes", 0}}}}}}};
+  std::ofstream(checks) << j.dump();
+  const auto r = run_process(TLEAK_BINARY, {"check", "--checks", checks});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  const std::string name = "command " + wrapper + " (record exit_reachability)";
+  EXPECT_NE(r.out.find("PASS  " + name), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("FAIL  " + name + ": leaked 3500 bytes, limit 3499"), std::string::npos) << r.out;
+  // The shell alone leaks nothing.
+  EXPECT_NE(r.out.find("PASS  command " + wrapper + ": "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("2 passed, 1 failed"), std::string::npos) << r.out;
+  // "record" belongs to a command, and is a file name.
+  for (const Json& bad : {Json{{"scenario", "append-loop"}, {"record", "python3"}},
+                          Json{{"command", {wrapper}}, {"record", "/usr/bin/python3"}},
+                          Json{{"command", {wrapper}}, {"record", 3}}}) {
+    std::ofstream(checks) << Json{{"schema", "tleak.checks/1"}, {"checks", {bad}}}.dump();
+    const auto refused = run_process(TLEAK_BINARY, {"check", "--checks", checks});
+    EXPECT_EQ(refused.exit_code, 2) << bad;
+    EXPECT_NE(refused.err.find("\"record\""), std::string::npos) << refused.err;
+  }
 }
 
 TEST_F(RecordRun, ANameNoProcessRanOrThatIsNoFileNameIsRefused) {

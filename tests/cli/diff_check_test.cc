@@ -196,6 +196,16 @@ TEST(Diff, ReportsOfOneCommandAreOfOneProgramWhateverTheirNames) {
   EXPECT_EQ(same.exit_code, 0) << same.err;
   EXPECT_EQ(same.out.find("compared because of --force"), std::string::npos) << same.out;
   expect_refused(tleak({"diff", newer, other}), "different scenarios or programs ('train.py' and 'serve.py'); pass --force");
+  // One command whose runs recorded two of its programs (--record): two programs.
+  Report first = program_report("train.py", {"./run.sh"}), second = program_report("eval.py", {"./run.sh"});
+  first.run.program->record = "python3";
+  second.run.program->record = "python3.11";
+  expect_refused(tleak({"diff", files.write("first.json", first), files.write("second.json", second)}),
+                 "different scenarios or programs ('train.py' and 'eval.py'); pass --force");
+  // Recorded by the same name, as one program, though named apart.
+  second.run.program->record = "python3";
+  const ProcessResult recorded = tleak({"diff", files.path("first.json"), files.write("second.json", second)});
+  EXPECT_EQ(recorded.exit_code, 0) << recorded.err;
 }
 
 TEST(Diff, RealLeakyAndFixedRunsNameTheFixedSite) {

@@ -27,7 +27,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         full->peak_live_bytes != fast->peak_live_bytes || full->retained_peak_bytes != fast->retained_peak_bytes ||
         full->retained_measured != fast->retained_measured || full->leaks_judged != fast->leaks_judged ||
         full->unlisted_sites != fast->unlisted_sites ||
-        full->unlisted_largest_peak != fast->unlisted_largest_peak) {
+        full->unlisted_largest_peak != fast->unlisted_largest_peak || full->command != fast->command ||
+        full->record != fast->record) {
       std::abort();  // the readers disagree: diff and check would judge one report two ways
     }
     for (std::size_t i = 0; i < full->sites.size(); ++i) {

@@ -200,8 +200,9 @@ void label_calls_apart(std::vector<SiteDelta>& sites, const std::unordered_map<s
 
 Diff diff_reports(const ReportSummary& a, const ReportSummary& b, bool force) {
   // Two runs of one command are of one program, whatever each report names it (an older tleak
-  // named a Python program by its interpreter, python3.11; a newer one by its script).
-  const bool same_command = !a.command.empty() && a.command == b.command;
+  // named a Python program by its interpreter, python3.11; a newer one by its script), unless each
+  // recorded another of its processes (--record).
+  const bool same_command = !a.command.empty() && a.command == b.command && a.record == b.record;
   if (a.scenario != b.scenario && !same_command && !force) {
     throw DiffError("the reports are of different scenarios or programs ('" + a.scenario + "' and '" + b.scenario +
                     "'); pass --force to compare them anyway");

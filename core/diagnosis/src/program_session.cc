@@ -20,6 +20,7 @@
 #include <cstring>
 #include <ctime>
 #include <map>
+#include <optional>
 
 #include "core_rotation.h"
 #include "end_profile.h"
@@ -28,7 +29,9 @@
 #include "module_preparer.h"
 #include "program_image.h"
 #include "read_pacing.h"
+#include "record_listener.h"
 #include "thread_registers.h"
+#include "unique_fd.h"
 #include "tleak/agent/protocol.h"
 #include "tleak/agent/python_files.h"
 #include "tleak/diagnosis/agent_source.h"
@@ -40,23 +43,6 @@
 
 namespace tleak::diagnosis {
 namespace {
-
-// A descriptor closed when it goes out of scope.
-class Fd {
- public:
-  explicit Fd(int fd = -1) : fd_(fd) {}
-  ~Fd() { reset(); }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-  void reset(int fd = -1) {
-    if (fd_ >= 0) close(fd_);
-    fd_ = fd;
-  }
-
- private:
-  int fd_;
-};
 
 // The loader ignores LD_PRELOAD in a program that gains privileges as it starts ("secure
 // execution"): set-user-ID or set-group-ID to someone else, or file capabilities for a user who
@@ -97,7 +83,8 @@ ProgramImage check_runnable(const std::string& name, const std::string& path) {
 struct OtherProcesses {
   std::uint64_t count = 0;  // past the entries too
   std::string list;         // "sh, ls x2, python3 (forked, did not exec)", sorted: the same from run to run
-  // --record: processes that ran its NAME without tleak's stream (their parent closed it).
+  // --record: processes that ran its NAME but could not reach tleak (their parent closed the
+  // descriptors they would have inherited, and tleak's listener was out of their reach).
   std::uint64_t without_stream = 0;
 };
 
@@ -114,7 +101,7 @@ OtherProcesses other_processes(const agent::ControlPage& control) {
     std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
     if (entry.kind == agent::ControlPage::OtherKind::kForkedOnly) name += " (forked, did not exec)";
     if (entry.kind == agent::ControlPage::OtherKind::kNoDescriptors) {
-      name += " (without tleak's descriptors)";
+      name += " (could not reach tleak)";
       ++out.without_stream;
     }
     ++names[name];
@@ -127,6 +114,11 @@ OtherProcesses other_processes(const agent::ControlPage& control) {
   return out;
 }
 
+// Why a process that ran --record's NAME could not be recorded.
+constexpr const char* kUnreachable =
+    " could not reach tleak: its parent had closed the descriptors it would have inherited (as Python's subprocess "
+    "does), and tleak's socket, in the abstract namespace, was out of its reach (another network namespace)";
+
 // The processes tleak did not record, as a note (empty if there were none): a wrapper script's
 // report, with its work done in a child, must not read as if nothing had happened.
 std::string other_processes_note(const OtherProcesses& others, const std::string& record, pid_t recorded_pid) {
@@ -137,9 +129,7 @@ std::string other_processes_note(const OtherProcesses& others, const std::string
       note += "; the command's other processes were not recorded (" + others.list + ")";
     }
     if (others.without_stream > 0) {
-      note += "; " + counted(others.without_stream, "process", "processes") + " that ran " + record +
-              " had lost tleak's descriptors (their parent closed them, as Python's subprocess does unless "
-              "given close_fds=False or pass_fds): tleak can record only a process that inherited them";
+      note += "; " + counted(others.without_stream, "process", "processes") + " that ran " + record + kUnreachable;
     }
     return note;
   }
@@ -196,7 +186,7 @@ struct Child {
 // fork + exec with the agent preloaded. The child gets the parent's signal mask and dispositions
 // back before exec: what the program sees of its environment is the user's, plus tleak's variables.
 pid_t start_child(const ProgramOptions& o, const std::string& path, int stream_fd, int control_fd, int slots_fd,
-                  const sigset_t& original_mask) {
+                  const std::string& stream_name, const sigset_t& original_mask) {
   int error_pipe[2];
   if (pipe2(error_pipe, O_CLOEXEC) != 0) throw ProgramError(std::string("pipe: ") + std::strerror(errno));
   // The agent goes first: a malloc the user preloads (jemalloc, tcmalloc) would otherwise take
@@ -246,8 +236,16 @@ pid_t start_child(const ProgramOptions& o, const std::string& path, int stream_f
     }
     if (o.record.empty()) {
       unsetenv(agent::kEnvRecordName);
+      unsetenv(agent::kEnvStreamName);
+      unsetenv(agent::kEnvSlotsPath);
     } else {
       setenv(agent::kEnvRecordName, o.record.c_str(), 1);
+      setenv(agent::kEnvStreamName, stream_name.c_str(), 1);
+      if (slots_fd >= 0) {
+        setenv(agent::kEnvSlotsPath, ("/proc/" + std::to_string(getppid()) + "/fd/" + std::to_string(slots_fd)).c_str(), 1);
+      } else {
+        unsetenv(agent::kEnvSlotsPath);
+      }
     }
     sigprocmask(SIG_SETMASK, &original_mask, nullptr);
     execv(path.c_str(), argv.data());
@@ -428,7 +426,11 @@ Report run_program(const ProgramOptions& o) {
   MessageSlotArea slot_area;
   SignalScope signals(o.snapshot_signal);
   Child child;
-  child.pid = start_child(o, path, theirs.get(), control_fd.get(), slot_area.fd(), signals.original());
+  // --record: where the process that runs NAME connects if it lost the socket's descriptor.
+  std::optional<RecordListener> listener;
+  if (!o.record.empty()) listener.emplace();
+  child.pid = start_child(o, path, theirs.get(), control_fd.get(), slot_area.fd(), listener ? listener->name() : "",
+                          signals.original());
   theirs.reset();
   Fd pidfd(static_cast<int>(syscall(SYS_pidfd_open, child.pid, 0)));
 
@@ -536,6 +538,10 @@ Report run_program(const ProgramOptions& o) {
     hold_ran_out = stopped_threads->hold_ran_out();
     stopped_threads.reset();
   };
+  // The recorded process's connection to the listener (--record, when it lost its descriptor):
+  // the stream from then on, in place of `ours`.
+  Fd connected;
+  const auto stream = [&] { return connected.get() >= 0 ? connected.get() : ours.get(); };
   std::vector<unsigned char> message(agent::kMaxMessageBytes * 8);
   // Set once the stream has ended (every copy of the program's end closed): nothing more to poll.
   bool stream_ended = false;
@@ -543,7 +549,7 @@ Report run_program(const ProgramOptions& o) {
   const auto read_messages = [&](bool wait) {
     std::size_t total = 0;
     for (;;) {
-      const ssize_t got = recv(ours.get(), message.data(), message.size(), wait ? 0 : MSG_DONTWAIT);
+      const ssize_t got = recv(stream(), message.data(), message.size(), wait ? 0 : MSG_DONTWAIT);
       if (got < 0 && errno == EINTR) continue;
       if (got == 0) stream_ended = true;
       if (got <= 0) return total;
@@ -567,7 +573,7 @@ Report run_program(const ProgramOptions& o) {
         OtherThreadsRegisters registers = std::move(stopped_threads->registers());
         unread_threads = registers.threads_unread;
         why_unread = registers.why_unread;
-        send_live_list(ours.get(), source.live_list(), std::move(registers));
+        send_live_list(stream(), source.live_list(), std::move(registers));
         end_profile::time_aside("sites judged during the exit scan",
                                 [&] { source.judge_sites_at_exit(o.thresholds, o.max_sites); });
         // The frames of the sites the report will most likely list, resolved while the program
@@ -615,12 +621,13 @@ Report run_program(const ProgramOptions& o) {
       // A stream that ended before the program did (it took the agent's channel away) is not polled
       // again: an ended socket is always readable, and the loop would spin until the program ends.
       // Nor is the pidfd of a process that ended: it stays readable.
-      pollfd fds[4] = {{stream_ended ? -1 : ours.get(), POLLIN, 0},
+      pollfd fds[5] = {{stream_ended ? -1 : stream(), POLLIN, 0},
                        {signals.fd(), POLLIN, 0},
                        {child.exited ? -1 : pidfd.get(), POLLIN, 0},
-                       {recorded_ended ? -1 : recorded_pidfd.get(), POLLIN, 0}};
+                       {recorded_ended ? -1 : recorded_pidfd.get(), POLLIN, 0},
+                       {listener && !recorded_ended ? listener->fd() : -1, POLLIN, 0}};
       // Without a pidfd for the command (a kernel before 5.3), its end is looked for every 100 ms.
-      const int n = poll(fds, 4, child.exited || pidfd.get() >= 0 ? -1 : 100);
+      const int n = poll(fds, 5, child.exited || pidfd.get() >= 0 ? -1 : 100);
       if (n < 0 && errno != EINTR) break;
       if (fds[0].revents & POLLIN) {
         const std::size_t bytes = read_messages(false);
@@ -630,6 +637,18 @@ Report run_program(const ProgramOptions& o) {
         rotation.tick(now, source.take_allocating_threads());
         if (const std::uint64_t pause = pacing.pause_after(bytes, now); pause > 0) {
           ReadPacing::sleep(pause);
+        }
+      }
+      if (fds[4].revents & POLLIN) {
+        // The process that claimed the recording, connecting: an image of it before an exec had
+        // connected too (its connection closed by the exec), and what it sent is read to its end
+        // first. Records may already wait on the new one: its agent did not wait to be accepted.
+        Fd connection = listener->accept_from(static_cast<pid_t>(control->recorded_pid));
+        if (connection.get() >= 0) {
+          while (connected.get() >= 0 && !stream_ended && read_messages(false) > 0) {
+          }
+          connected = std::move(connection);
+          stream_ended = false;
         }
       }
       if (fds[3].revents & (POLLIN | POLLHUP)) {
@@ -707,8 +726,7 @@ Report run_program(const ProgramOptions& o) {
   if (!source.hello_seen() && !o.record.empty()) {
     const std::string why =
         others.without_stream > 0
-            ? "one did, but without tleak's descriptors: its parent closed them, as Python's subprocess does unless "
-              "given close_fds=False or pass_fds"
+            ? std::string("one did, but") + kUnreachable
             : "--record names a program by its file name, as its executable or its command line has it (python3, "
               "python3.11)";
     throw ProgramError("no process '" + o.command[0] + "' started that tleak could record ran '" + o.record + "' (" +

@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iterator>
 
@@ -110,6 +111,21 @@ std::vector<std::string> command_of_run(const element& run) {
   return command;
 }
 
+// run.program.record: empty where null, and in a report written before it existed.
+std::string record_of_run(const element& run) {
+  const element program = member(run, "program", "run");
+  if (program.is_null()) return {};
+  simdjson::dom::object fields;
+  if (program.get(fields) != simdjson::SUCCESS) return {};
+  const bool given = std::any_of(fields.begin(), fields.end(), [](const auto& field) { return field.key == "record"; });
+  if (!given) return {};
+  const element value = member(program, "record", "run.program");
+  if (value.is_null()) return {};
+  std::string_view name;
+  if (value.get(name) != simdjson::SUCCESS) throw ReportError("malformed report: \"record\" in run.program is not a string");
+  return std::string(name);
+}
+
 // leaks_unjudged(), from the report's text.
 bool leaks_judged_in(const element& run, const element& totals) {
   const element program = member(run, "program", "run");
@@ -152,7 +168,10 @@ ReportSummary summarize(const Report& r) {
                        site.retained.peak_dead_bytes,
                        std::any_of(site.frames.begin(), site.frames.end(), [](const Frame& f) { return f.column > 0; })});
   }
-  if (r.run.program) s.command = r.run.program->command;
+  if (r.run.program) {
+    s.command = r.run.program->command;
+    s.record = r.run.program->record.value_or("");
+  }
   s.retained_measured = r.total_retained.measured;
   s.leaks_judged = !leaks_unjudged(r);
   s.unlisted_sites = r.omitted_sites.sites;
@@ -190,6 +209,7 @@ ReportSummary read_report_summary(const std::string& path) {
     s.variant = text(run, "variant", "run");
     s.words = words_of_run(run);
     s.command = command_of_run(run);
+    s.record = record_of_run(run);
     const element totals = member(doc, "totals", "the report");
     s.peak_live_bytes = integer(totals, "peak_live_bytes", "totals");
     s.final_live_bytes = integer(totals, "final_live_bytes", "totals");

@@ -64,6 +64,11 @@ inline constexpr const char* kEnvSlotsFd = "TLEAK_AGENT_SLOTS_FD";
 // --record NAME: the process recorded is the first one the command starts (itself, or one of its
 // descendants) that runs NAME, not the command's own (unset: the command's, kEnvPid).
 inline constexpr const char* kEnvRecordName = "TLEAK_AGENT_RECORD";
+// With --record: the abstract socket (its name without the leading NUL) that process connects to
+// if it lost the stream's descriptor, and the message slots' memfd as tleak holds it
+// (/proc/PID/fd/N), which it opens then.
+inline constexpr const char* kEnvStreamName = "TLEAK_AGENT_STREAM_NAME";
+inline constexpr const char* kEnvSlotsPath = "TLEAK_AGENT_SLOTS_PATH";
 // The longest NAME of --record, and the most of a program's command line's first word the agent
 // reads to compare with it.
 inline constexpr std::size_t kMaxRecordNameBytes = 255;

@@ -18,6 +18,7 @@ inline constexpr const char* kChecksSchema = "tleak.checks/1";
 struct Expectation {
   std::string scenario;               // a built-in scenario, or empty for a command
   std::vector<std::string> command;   // a program run as `tleak run -- COMMAND` (argv)
+  std::string record;                 // with a command: `tleak run --record NAME` (empty: none)
   std::string variant = "leaky";
   std::string mode;  // empty: the scenario's own
   std::optional<std::uint64_t> iterations;

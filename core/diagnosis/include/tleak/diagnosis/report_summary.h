@@ -50,6 +50,9 @@ struct ReportSummary {
   // A program's command line (run.program); empty for a scenario's run. Reports of one command are
   // of one program whatever name each gives it (an older tleak named a Python program python3.11).
   std::vector<std::string> command = {};
+  // run.program.record: the program of the command's that was recorded (tleak run --record); empty:
+  // the command's own process. One command recorded by two names is two programs.
+  std::string record = {};
 };
 
 ReportSummary summarize(const Report& report);
