@@ -277,7 +277,8 @@ Command add_run_command(CommandLine& app) {
              "every Python file outside the standard library and installed packages)");
   sub.option("--record", args->record,
              "With -- COMMAND: record the first process the command starts, itself or through others (a "
-             "wrapper script, a launcher), that runs this program (a file name: python3), not the command's own");
+             "wrapper script, a launcher), that runs this program (a file name: python3, or a Python "
+             "script's: train.py), not the command's own");
   sub.option("--max-sites", args->max_sites,
              "With -- COMMAND: list at most N sites; every leak, growth and retained site is listed, "
              "the smaller bounded ones past N are added up in omitted_sites (default 1000)")

@@ -7,8 +7,10 @@
 
 #include <cstddef>
 #include <cstring>
+#include <string_view>
 
 #include "channel.h"
+#include "tleak/agent/python_files.h"
 
 namespace tleak::agent {
 namespace {
@@ -18,24 +20,32 @@ const char* last_part(const char* path) {
   return slash != nullptr ? slash + 1 : path;
 }
 
-// Whether the process runs `name`: its executable's file name (python3.11), or the one its command
-// line starts with (python3, as a script or a shell named it).
+// Whether the process runs `name`: its executable's file name (python3.11), the one its command
+// line starts with (python3, as a script or a shell named it), or for a Python process the script's
+// file name or the module -m names (train.py, a worker a Python launcher starts).
 bool runs(const char* name, const char* executable) {
   if (std::strcmp(last_part(executable), name) == 0) return true;
-  // The first word, and a little more to tell a longer one apart.
-  char line[kMaxRecordNameBytes + 2 + 4096] = {};
+  // Once, at start-up, on the only thread: no room taken from a stack the program may have made small.
+  static char line[1 << 14];
   const int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
   if (fd < 0) return false;
   std::size_t got = 0;
-  while (got < sizeof line - 1) {
-    const ssize_t n = read(fd, line + got, sizeof line - 1 - got);
+  while (got < sizeof line) {
+    const ssize_t n = read(fd, line + got, sizeof line - got);
     if (n <= 0) break;
     got += static_cast<std::size_t>(n);
-    if (std::memchr(line, '\0', got) != nullptr) break;
   }
   close(fd);
-  if (std::memchr(line, '\0', got) == nullptr) return false;  // a first word longer than any NAME
-  return std::strcmp(last_part(line), name) == 0;
+  const std::string_view words(line, got);
+  const std::size_t first_end = words.find('\0');
+  if (first_end == std::string_view::npos) return false;  // a first word longer than any NAME
+  if (std::strcmp(last_part(line), name) == 0) return true;
+  const PythonMain main = python_main(executable, words);
+  // A script's path that runs to where the command line was cut may be cut itself.
+  if (main.target.empty() || main.target.data() + main.target.size() == line + sizeof line) return false;
+  std::string_view target = main.target;
+  if (const std::size_t slash = target.rfind('/'); slash != std::string_view::npos) target.remove_prefix(slash + 1);
+  return target == name;
 }
 
 // A connection to tleak's listener (its abstract name, `name`), if tleak answers it: its peer must

@@ -137,6 +137,28 @@ TEST_F(RecordRun, AProcessThatCannotReachTleakIsNamedInTheRefusal) {
                     "reach tleak: its parent had closed the descriptors");
 }
 
+// A Python launcher that is itself python3 starts its worker with subprocess: NAME is the worker's
+// script, as a Python process's target (the script, or the module -m names).
+TEST_F(RecordRun, APythonWorkerIsNamedByItsScript) {
+  const std::string worker = path("worker.py");
+  std::ofstream(worker) << "import tleak\nkept = []\nfor i in range(30):\n    kept.append(bytearray(100000))  # KEEP\n"
+                           "    tleak.mark_iteration()\nprint('worker done')\n";
+  const std::string launcher = path("launcher.py");
+  std::ofstream(launcher) << "import subprocess, sys\nsubprocess.run([sys.executable, '-u', '" << worker
+                          << "'], check=True)\n";
+  const auto r = tleak_run({"--record", "worker.py"}, {TLEAK_PYTHON, launcher});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "worker done\n");
+  EXPECT_EQ(report_["run"]["scenario"], "worker.py");
+  EXPECT_EQ(report_["run"]["program"]["clock"], "iterations");
+  const Json& kept = site_at("worker.py:4 in <module>");
+  EXPECT_EQ(kept["verdict"], "growth");
+  const double slope = kept["growth"]["slope_bytes_per_iteration"];
+  EXPECT_GE(slope, 100000);
+  EXPECT_LE(slope, 100100);
+  EXPECT_NE(record_note().find("were not recorded (python3.11)"), std::string::npos) << record_note();
+}
+
 // --max-live stops the process recorded, and the command with it, as it would a program tleak ran
 // itself.
 TEST_F(RecordRun, MaxLiveStopsTheRecordedProcessAndTheCommand) {

@@ -37,7 +37,8 @@ struct ProgramOptions {
   std::string python_path;  // appended to the program's PYTHONPATH (the marks module's directory)
   std::string focus;  // path prefix of the user's code, for site labels (default: not a library)
   // --record NAME: record the first process the command starts (itself, or through others) that
-  // runs NAME (an executable's file name), not the command's own; empty: the command's.
+  // runs NAME (its executable's or command line's first word's file name, or a Python process's
+  // script or -m module), not the command's own; empty: the command's.
   std::string record;
   std::size_t max_sites = kDefaultMaxSites;  // sites listed in a report (bounded ones past it added up)
   // A snapshot's report, as the program asked for it (tleak_snapshot) or the signal did.
