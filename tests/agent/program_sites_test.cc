@@ -472,6 +472,8 @@ TEST_F(ProgramRun, ProcessesTheProgramStartsAreNamedInANote) {
   std::string notes = report_["notes"].dump();
   EXPECT_NE(notes.find("the program started at least 1 other process (growth), which tleak does not record"),
             std::string::npos) << notes;
+  // Its one program, named the way --record takes it.
+  EXPECT_NE(notes.find("or name its program: --record growth"), std::string::npos) << notes;
   // A forked child that did not exec (it exits 7: tleak says the program failed, with 3).
   ASSERT_EQ(tleak_run({}, {program("resize_fork")}).exit_code, 3);
   notes = report_["notes"].dump();

@@ -21,6 +21,7 @@
 #include <ctime>
 #include <map>
 #include <optional>
+#include <set>
 
 #include "core_rotation.h"
 #include "end_profile.h"
@@ -86,6 +87,8 @@ struct OtherProcesses {
   // --record: processes that ran its NAME but could not reach tleak (their parent closed the
   // descriptors they would have inherited, and tleak's listener was out of their reach).
   std::uint64_t without_stream = 0;
+  // The programs they exec'd, by file name (not the forked copies, which run the program's own).
+  std::set<std::string> programs;
 };
 
 OtherProcesses other_processes(const agent::ControlPage& control) {
@@ -99,6 +102,7 @@ OtherProcesses other_processes(const agent::ControlPage& control) {
     const std::string path(entry.executable, strnlen(entry.executable, sizeof entry.executable));
     const auto slash = path.rfind('/');
     std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+    if (entry.kind == agent::ControlPage::OtherKind::kExecd) out.programs.insert(name);
     if (entry.kind == agent::ControlPage::OtherKind::kForkedOnly) name += " (forked, did not exec)";
     if (entry.kind == agent::ControlPage::OtherKind::kNoDescriptors) {
       name += " (could not reach tleak)";
@@ -136,10 +140,14 @@ std::string other_processes_note(const OtherProcesses& others, const std::string
   if (others.count == 0) return {};
   // At least: a child started without fork's handlers (vfork, posix_spawn) that runs a program
   // without the agent (static, set-user-ID, environment cleared) never says so.
+  // One program run by the others (a wrapper script's work): the option that records it, spelt out.
+  const std::string record_it = others.programs.size() == 1 && others.count <= agent::ControlPage::kOtherProcessEntries
+                                    ? *others.programs.begin()
+                                    : "NAME";
   return "the program started at least " + counted(others.count, "other process", "other processes") + " (" +
          others.list + "), which tleak does not record: it records the process it starts and the programs that "
          "process execs; to diagnose another one, run tleak on its command, have the script exec it, or name "
-         "its program with --record";
+         "its program: --record " + record_it;
 }
 
 // Sends the live list the agent's exit scan needs, and what tleak read of the other threads, in
