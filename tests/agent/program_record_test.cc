@@ -137,6 +137,16 @@ TEST_F(RecordRun, AProcessThatCannotReachTleakIsNamedInTheRefusal) {
                     "reach tleak: its parent had closed the descriptors");
 }
 
+// A statically linked launcher cannot load the agent (tleak refuses to run one without --record),
+// but passes it on to the program it starts.
+TEST_F(RecordRun, AStaticLauncherIsLookedPast) {
+  const auto r = tleak_run({"--record", "exit_reachability"}, {program("static_program"), program("exit_reachability")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "exit-reachability done\n");
+  expect_exit_reachability_figures();
+  EXPECT_EQ(record_note().find("not recorded"), std::string::npos) << record_note();  // the launcher never said so
+}
+
 // A Python launcher that is itself python3 starts its worker with subprocess: NAME is the worker's
 // script, as a Python process's target (the script, or the module -m names).
 TEST_F(RecordRun, APythonWorkerIsNamedByItsScript) {

@@ -54,14 +54,17 @@ bool gains_privileges(const std::string& path, const struct stat& st) {
   return geteuid() != 0 && getxattr(path.c_str(), "security.capability", nullptr, 0) > 0;
 }
 
-// Refuses what cannot run under the agent; returns what its file is.
-ProgramImage check_runnable(const std::string& name, const std::string& path) {
+// Refuses what cannot run under the agent; returns what its file is. With `record_another`
+// (--record), the command itself need not load it, only pass LD_PRELOAD on: a statically linked
+// launcher is let be (it keeps its environment; a program that gains privileges does not, and one
+// built with a sanitizer refuses to start behind the agent).
+ProgramImage check_runnable(const std::string& name, const std::string& path, bool record_another) {
   struct stat st{};
   if (stat(path.c_str(), &st) != 0) throw ProgramError("cannot run '" + name + "': " + std::strerror(errno));
   if (S_ISDIR(st.st_mode)) throw ProgramError("cannot run '" + name + "': it is a directory");
   if (access(path.c_str(), X_OK) != 0) throw ProgramError("cannot run '" + name + "': not executable");
   const ProgramImage image = inspect_program(path);
-  if (image.is_static) {
+  if (image.is_static && !record_another) {
     throw ProgramError("cannot diagnose '" + name +
                        "': it is statically linked, so the interposer cannot be loaded into it");
   }
@@ -375,9 +378,9 @@ std::string too_few_samples_note(const Report& report, const ClassifierOptions& 
 
 }  // namespace
 
-ResolvedCommand resolve_command(const std::string& name) {
+ResolvedCommand resolve_command(const std::string& name, bool record_another) {
   if (name.empty()) throw ProgramError("no command given after --");
-  if (name.find('/') != std::string::npos) return {name, check_runnable(name, name).is_script};
+  if (name.find('/') != std::string::npos) return {name, check_runnable(name, name, record_another).is_script};
   const char* path_env = std::getenv("PATH");
   const std::string path = path_env != nullptr ? path_env : "/usr/local/bin:/usr/bin:/bin";
   std::size_t begin = 0;
@@ -387,7 +390,7 @@ ResolvedCommand resolve_command(const std::string& name) {
     const std::string candidate = dir + "/" + name;
     struct stat st{};
     if (stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(candidate.c_str(), X_OK) == 0) {
-      return {candidate, check_runnable(name, candidate).is_script};
+      return {candidate, check_runnable(name, candidate, record_another).is_script};
     }
     begin = end + 1;
   }
@@ -406,7 +409,7 @@ Report run_program(const ProgramOptions& o) {
     throw ProgramError("--record takes a program's file name (python3, not /usr/bin/python3), of at most " +
                        std::to_string(agent::kMaxRecordNameBytes) + " bytes");
   }
-  const ResolvedCommand resolved = resolve_command(o.command[0]);
+  const ResolvedCommand resolved = resolve_command(o.command[0], !o.record.empty());
   const std::string& path = resolved.path;
   if (access(o.agent_path.c_str(), R_OK) != 0) {
     throw ProgramError("the agent library " + o.agent_path + " is missing (is tleak installed whole?)");

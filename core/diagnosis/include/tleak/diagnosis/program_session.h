@@ -49,12 +49,13 @@ struct ProgramOptions {
 };
 
 // The path the command would run, and whether it is a "#!" script (its interpreter then runs it),
-// or a ProgramError naming why it cannot run.
+// or a ProgramError naming why it cannot run under the agent (with `record_another`, --record, why
+// it could not start one that does).
 struct ResolvedCommand {
   std::string path;
   bool is_script = false;
 };
-ResolvedCommand resolve_command(const std::string& name);
+ResolvedCommand resolve_command(const std::string& name, bool record_another = false);
 
 Report run_program(const ProgramOptions& options);
 
