@@ -38,7 +38,8 @@ bool runs(const char* name, const char* executable) {
   close(fd);
   const std::string_view words(line, got);
   const std::size_t first_end = words.find('\0');
-  if (first_end == std::string_view::npos) return false;  // a first word longer than any NAME
+  // No end to the first word: one past the buffer, far longer than any NAME (or no command line).
+  if (first_end == std::string_view::npos) return false;
   if (std::strcmp(last_part(line), name) == 0) return true;
   const PythonMain main = python_main(executable, words);
   // A script's path that runs to where the command line was cut may be cut itself.
