@@ -7,7 +7,9 @@
  * restarts after a stop), epoll_wait, sigtimedwait, recv on a socket with a timeout (which Linux
  * ends with EINTR after a stop, and tleak sets to run again), and connect (which cannot run again:
  * tleak leaves that thread be). The program prints only "exiting". x86-64: the held thread's
- * system call is written out, so that no C library function saves r12 on the stack below it. */
+ * system call is written out, so that no C library function saves r12 on the stack below it.
+ * With "undumpable" it first makes itself non-dumpable (prctl): a tleak run by another user than
+ * root may then not ptrace its threads, and their registers go unread (HELD then reads lost). */
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
@@ -17,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
@@ -135,7 +138,8 @@ __attribute__((noinline)) static void lose(void) {
   memset(p, 1, 700);
 }
 
-int main(void) {
+int main(int argc, char** argv) {
+  if (argc > 1 && strcmp(argv[1], "undumpable") == 0 && prctl(PR_SET_DUMPABLE, 0) != 0) return 1;
   if (pipe(pipe_fds) != 0 || sem_init(&never_posted, 0, 0) != 0) return 1;
   sigset_t usr1;
   sigemptyset(&usr1);
