@@ -133,7 +133,8 @@ TEST_F(RecordRun, AProcessThatCannotReachTleakIsNamedInTheRefusal) {
   std::ofstream(launcher) << "import subprocess\nsubprocess.run(['/usr/bin/unshare', '--net', '"
                           << program("exit_reachability") << "'], check=True)\n";
   const auto r = tleak_run({"--record", "exit_reachability"}, {TLEAK_PYTHON, launcher});
-  expect_refused(r, "(it ran exit_reachability (could not reach tleak), python3.11): one did, but could not "
+  expect_refused(r, "(it ran exit_reachability (could not reach tleak), python3.11; the command ended with exit "
+                    "status 0): one did, but could not "
                     "reach tleak: its parent had closed the descriptors");
 }
 
@@ -216,7 +217,11 @@ TEST_F(RecordRun, ACheckNamesTheProgramOfItsCommand) {
 TEST_F(RecordRun, ANameNoProcessRanOrThatIsNoFileNameIsRefused) {
   const std::string wrapper = shell_script("plain.sh", "/bin/true\n");
   expect_refused(tleak_run({"--record", "no-such-program"}, {wrapper}),
-                 "no process '" + wrapper + "' started that tleak could record ran 'no-such-program' (it ran dash, true)");
+                 "no process '" + wrapper + "' started that tleak could record ran 'no-such-program' (it ran dash, true; "
+                 "the command ended with exit status 0)");
+  // A script that failed before it reached the program: its status says so.
+  const std::string failing = shell_script("failing.sh", "/bin/true\nexit 4\n");
+  expect_refused(tleak_run({"--record", "python3"}, {failing}), "(it ran dash, true; the command ended with exit status 4)");
   expect_refused(tleak_run({"--record", "/usr/bin/true"}, {wrapper}), "--record takes a program's file name");
   expect_refused(tleak_run({"--record", ""}, {wrapper}), "--record: give a program's file name");
   expect_refused(tleak_run({"--record", std::string(300, 'x')}, {wrapper}), "of at most 255 bytes");

@@ -740,9 +740,12 @@ Report run_program(const ProgramOptions& o) {
             ? std::string("one did, but") + kUnreachable
             : "--record names a program by its file name, as its executable or its command line has it (python3, "
               "python3.11)";
+    // How the command ended: a script that failed before it reached the program says so here.
+    const std::string ended = program.exit_signal ? "killed by signal " + std::to_string(*program.exit_signal)
+                                                  : "exit status " + std::to_string(program.exit_status.value_or(-1));
     throw ProgramError("no process '" + o.command[0] + "' started that tleak could record ran '" + o.record + "' (" +
                        (others.count == 0 ? std::string("tleak's agent started in none") : "it ran " + others.list) +
-                       "): " + why);
+                       "; the command ended with " + ended + "): " + why);
   }
   if (!source.hello_seen()) {
     throw ProgramError("'" + o.command[0] + "' ended before tleak's agent started in it (" +
