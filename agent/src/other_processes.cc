@@ -1,12 +1,8 @@
 #include "other_processes.h"
 
-#include <fcntl.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstring>
-
-#include "control_page.h"
 
 namespace tleak::agent {
 namespace {
