@@ -347,6 +347,24 @@ if (growthProgram) {
   });
 }
 
+// A program a wrapper script runs, recorded with --record: the page says which process it is of, and
+// that the exit status is the command's.
+if (growthProgram) {
+  const wrapper = path.join(outDir, "wrapper.sh"), json = path.join(outDir, "recorded.json"), html = path.join(outDir, "recorded.html");
+  writeFileSync(wrapper, `#!/bin/sh\n${growthProgram} leaky\nexit 0\n`, { mode: 0o755 });
+  execFileSync(tleak, ["run", "--record", "growth", "-o", json, "--html", html, "--", wrapper], { stdio: ["ignore", "ignore", "ignore"] });
+  const report = JSON.parse(readFileSync(json, "utf8"));
+  await check("page of a program recorded with --record", async () => {
+    const { page, errors } = await open(html);
+    assert.equal(await page.$eval("#title", (e) => e.textContent), wrapper);
+    const totals = await page.$eval("#totals", (e) => e.textContent);
+    assert.ok(totals.includes(`recordedgrowth (pid ${report.run.program.pid}), the first of the command's processes to run it`), totals);
+    assert.ok(totals.includes("the command's exitstatus 0"), totals);
+    assert.deepEqual(errors, [], "console errors");
+    await page.close();
+  });
+}
+
 // A program without marks (tests/programs/timed_growth.c, beside growth.c): sampled by time, its page
 // says its growth per sampling period and its series over samples, never per iteration.
 if (growthProgram) {

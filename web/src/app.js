@@ -45,7 +45,10 @@ function header() {
   ];
   if (run.program) {
     figures.splice(figures.findIndex(([name]) => name === "leaked") + 1, 0, ...atExit(t, run.program.exit_scan));
-    figures.push(["exit", run.program.exit_signal ? `signal ${run.program.exit_signal}` : `status ${run.program.exit_status}`]);
+    // tleak run --record: the report is of one of the command's processes, whose exit status the
+    // figure below is not.
+    if (run.program.record) figures.push(["recorded", `${run.program.record} (pid ${run.program.pid}), the first of the command's processes to run it`]);
+    figures.push([run.program.record ? "the command's exit" : "exit", run.program.exit_signal ? `signal ${run.program.exit_signal}` : `status ${run.program.exit_status}`]);
   }
   $("totals").replaceChildren(...figureNodes(figures));
   $("thresholds").replaceChildren(
