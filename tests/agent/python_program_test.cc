@@ -417,6 +417,21 @@ TEST_F(TorchRun, UnderJemallocTheGraphIsStillSeenAndNothingReadsLost) {
   EXPECT_EQ(report_["totals"]["leaked_bytes"], 0);
 }
 
+// The same training loop started by a Python launcher (subprocess, its descriptors closed, as
+// launchers built on it do): `--record` finds it by its script and reports it as when run itself.
+TEST_F(TorchRun, ALaunchersTrainingScriptIsRecordedByItsName) {
+  const std::string launcher = path("launcher.py");
+  std::ofstream(launcher) << "import subprocess, sys\nsubprocess.run([sys.executable, '" << script("loss_accumulated")
+                          << "', 'leaky'], check=True)\n";
+  const auto r = tleak_run({"--record", "loss_accumulated.py"}, {TLEAK_PYTHON, launcher});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(report_["run"]["scenario"], "loss_accumulated.py");
+  EXPECT_EQ(report_["summary"]["verdict"], "growth");
+  EXPECT_EQ(report_["sites"][0]["label"],
+            "loss_accumulated.py:" + std::to_string(line_of("torch/loss_accumulated.py", "LOSS")) + " in <module>");
+  EXPECT_GT(total_growth(), 2048.0);
+}
+
 TEST_F(TorchRun, OutputsKeptWithTheirGraphGrowByTheGraph) {
   ASSERT_EQ(tleak_run({}, {TLEAK_PYTHON, script("outputs_kept"), "leaky"}).exit_code, 0);
   EXPECT_EQ(report_["summary"]["verdict"], "growth");
