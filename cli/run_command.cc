@@ -193,6 +193,7 @@ int run_program_command(const RunArgs& args) {
       std::fprintf(stderr, "tleak: snapshot not written: %s\n", e.what());
     }
   };
+  options.on_notice = [](const std::string& line) { std::fprintf(stderr, "tleak: %s\n", line.c_str()); };
   diagnosis::Report report;
   try {
     options.last_in_process = true;  // the report is written, then tleak exits

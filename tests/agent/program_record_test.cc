@@ -66,15 +66,32 @@ TEST_F(RecordRun, TheNamedProgramIsRecordedThroughAWrapperScript) {
 // waits for it, and the program's exit scan still judges its blocks.
 TEST_F(RecordRun, AProgramTheWrapperLeftRunningIsWaitedFor) {
   const std::string wrapper =
-      shell_script("detach.sh", "(sleep 0.3; exec " + program("exit_reachability") + ") &\necho wrapper done\n");
+      shell_script("detach.sh", "(sleep 1.5; exec " + program("exit_reachability") + ") &\necho wrapper done\n");
   const auto started = std::chrono::steady_clock::now();
   const auto r = tleak_run({"--record", "exit_reachability"}, {wrapper});
-  EXPECT_GE(std::chrono::steady_clock::now() - started, std::chrono::milliseconds(300));
+  EXPECT_GE(std::chrono::steady_clock::now() - started, std::chrono::milliseconds(1500));
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "wrapper done\nexit-reachability done\n");
+  // A second after the wrapper ended, tleak said what it waits for.
+  EXPECT_EQ(r.err.rfind("tleak: '" + wrapper + "' ended; waiting for the processes it left running, which hold "
+                        "tleak's socket: one may yet run exit_reachability\n", 0), 0u) << r.err;
   EXPECT_EQ(report_["run"]["program"]["exit_status"], 0);
   EXPECT_TRUE(report_["run"]["program"]["exit_scan"]);
   expect_exit_reachability_figures();
+}
+
+// The program already recorded when the wrapper exits, running on: tleak waits for it, and a second
+// after the wrapper ended says so.
+TEST_F(RecordRun, ARecordedProgramThatOutlivesTheWrapperIsWaitedFor) {
+  const std::string wrapper = shell_script(
+      "background.sh", std::string(TLEAK_PYTHON) + " -c 'import time; time.sleep(1.5); print(\"slept\")' &\nsleep 0.2\n");
+  const auto r = tleak_run({"--record", "python3"}, {wrapper});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "slept\n");
+  EXPECT_TRUE(report_["run"]["program"]["exit_scan"]);
+  const std::string pid = std::to_string(report_["run"]["program"]["pid"].get<std::int64_t>());
+  EXPECT_EQ(r.err.rfind("tleak: '" + wrapper + "' ended; waiting for python3 (pid " + pid + "), which it left running\n", 0),
+            0u) << r.err;
 }
 
 // Only the first process to run the name is recorded; a second is one of the others.

@@ -121,6 +121,9 @@ OtherProcesses other_processes(const agent::ControlPage& control) {
   return out;
 }
 
+// How long after the command ended tleak, still waiting under --record, says what for.
+constexpr std::chrono::milliseconds kWaitingNoticeAfter{1000};
+
 // Why a process that ran --record's NAME could not be recorded.
 constexpr const char* kUnreachable =
     " could not reach tleak: its parent had closed the descriptors it would have inherited (as Python's subprocess "
@@ -617,6 +620,17 @@ Report run_program(const ProgramOptions& o) {
   CoreRotation rotation;
   // Serves the program (its stream, tleak's signals) until it has exited, or with `until_answer`
   // until its agent's reachability answer is in, whichever comes first.
+  // --record: what tleak waits for once the command has ended, said after kWaitingNoticeAfter.
+  auto child_exited_at = std::chrono::steady_clock::now();
+  bool waiting_told = false;
+  const auto waiting_notice = [&] {
+    const std::string command = "'" + o.command[0] + "' ended; ";
+    if (recorded_pid < 0) {
+      return command + "waiting for the processes it left running, which hold tleak's socket: one may yet run " +
+             o.record;
+    }
+    return command + "waiting for " + o.record + " (pid " + std::to_string(recorded_pid) + "), which it left running";
+  };
   const auto serve = [&](bool until_answer) {
     // The command's own process and, under --record, the one recorded when it is another (a
     // wrapper's child may outlive it).
@@ -638,7 +652,20 @@ Report run_program(const ProgramOptions& o) {
                        {recorded_ended ? -1 : recorded_pidfd.get(), POLLIN, 0},
                        {listener && !recorded_ended ? listener->fd() : -1, POLLIN, 0}};
       // Without a pidfd for the command (a kernel before 5.3), its end is looked for every 100 ms.
-      const int n = poll(fds, 5, child.exited || pidfd.get() >= 0 ? -1 : 100);
+      int timeout = child.exited || pidfd.get() >= 0 ? -1 : 100;
+      // --record: a second after the command ended, if tleak still waits, it says for what (a
+      // wrapper's background job may hold it for long).
+      if (child.exited && !waiting_told) {
+        const auto waited = std::chrono::steady_clock::now() - child_exited_at;
+        if (waited >= kWaitingNoticeAfter) {
+          waiting_told = true;
+          if (o.on_notice) o.on_notice(waiting_notice());
+        } else {
+          timeout = static_cast<int>(
+              std::chrono::ceil<std::chrono::milliseconds>(kWaitingNoticeAfter - waited).count());
+        }
+      }
+      const int n = poll(fds, 5, timeout);
       if (n < 0 && errno != EINTR) break;
       if (fds[0].revents & POLLIN) {
         const std::size_t bytes = read_messages(false);
@@ -689,6 +716,7 @@ Report run_program(const ProgramOptions& o) {
       if (!child.exited && waitpid(child.pid, &status, WNOHANG) == child.pid && (WIFEXITED(status) || WIFSIGNALED(status))) {
         child.exited = true;
         child.status = status;
+        child_exited_at = std::chrono::steady_clock::now();
       }
       // Once the stream has ended no agent is left to record: a recorded process still running
       // then (it closed its descriptors) is not waited for.

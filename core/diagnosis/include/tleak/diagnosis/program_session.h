@@ -43,6 +43,9 @@ struct ProgramOptions {
   std::size_t max_sites = kDefaultMaxSites;  // sites listed in a report (bounded ones past it added up)
   // A snapshot's report, as the program asked for it (tleak_snapshot) or the signal did.
   std::function<void(const Report&)> on_snapshot;
+  // A line for the user while the program runs (--record: the command ended a while ago, and tleak
+  // still waits for a process it left running).
+  std::function<void(const std::string&)> on_notice;
   // Nothing but the process's exit follows the report (`tleak run -- COMMAND`): the run's working
   // memory is left for the exit to give back (left_for_exit.h), not freed piece by piece.
   bool last_in_process = false;
