@@ -2,10 +2,13 @@
 // program's end, without one): its modules' symbols ready, the recording finished, the sites
 // judged, their findings filled, the program's exit waited for, the report made, written and
 // flushed, and the rest until tleak exits; the work done while the program scans is timed apart
-// (time_aside). Only in the profile build (`cmake -DTLEAK_AGENT_PROFILE=ON`,
+// (time_aside); and how many bytes of records came in message slots and how many through the
+// socket (a slot was not free: the reader had fallen behind). Only in the profile build (`cmake -DTLEAK_AGENT_PROFILE=ON`,
 // agent/src/step_profile.h), which prints them as tleak exits: "tleak end profile (ms): ...". In
 // every other build these compile to nothing.
 #pragma once
+
+#include <cstddef>
 
 #if defined(TLEAK_AGENT_PROFILE)
 #include <chrono>
@@ -23,13 +26,14 @@ struct State {
   std::chrono::steady_clock::time_point last;
   std::string line = "tleak end profile (ms):";
   std::string aside;  // steps timed apart (time_aside)
+  unsigned long long slot_bytes = 0, socket_bytes = 0;  // messages read (message_read)
   // The last step, "rest", runs from the last lap to here: the report renamed into place, the
   // summary printed, what main() destroys as it returns.
   ~State() {
     if (!active) return;
-    std::fprintf(stderr, "%s rest %.1f;%s\n", line.c_str(),
+    std::fprintf(stderr, "%s rest %.1f;%s (messages: %llu bytes in slots, %llu through the socket)\n", line.c_str(),
                  std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - last).count(),
-                 aside.c_str());
+                 aside.c_str(), slot_bytes, socket_bytes);
   }
 };
 inline State& state() {
@@ -60,7 +64,10 @@ void time_aside(const char* step, Work&& work) {
                 std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - begun).count());
   state().aside += figure;
 }
+// A message of `bytes` read, from a message slot or through the socket.
+inline void message_read(bool in_slot, std::size_t bytes) { (in_slot ? state().slot_bytes : state().socket_bytes) += bytes; }
 #else
+inline void message_read(bool, std::size_t) {}
 inline void start() {}
 inline void lap(const char*) {}
 template <class Work>

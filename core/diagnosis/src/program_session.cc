@@ -569,6 +569,7 @@ Report run_program(const ProgramOptions& o) {
       if (got <= 0) return total;
       const std::span<const unsigned char> received{message.data(), static_cast<std::size_t>(got)};
       const auto named = slot_area.named_by(received);
+      end_profile::message_read(named.has_value(), named ? named->records.size() : received.size());
       if (named) {
         total += named->records.size();
         source.consume(named->records);
