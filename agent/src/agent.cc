@@ -766,7 +766,7 @@ __attribute__((constructor)) static void agent_start() {
   }
   if (!recorded) {
     allocator_regions_stop();
-    note_other_process(control, other);
+    note_other_process(control, executable, other);
     if (control != nullptr) munmap(control, 4096);
     return;
   }

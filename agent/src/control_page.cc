@@ -1,11 +1,10 @@
 #include "control_page.h"
 
-#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cstring>
+#include "tleak_file_path.h"
 
 namespace tleak::agent {
 
@@ -22,9 +21,8 @@ ControlPage* map_control_page(int fd) {
 
 ControlPage* find_control_page(int control_fd, const char* control_path) {
   ControlPage* control = control_fd >= 0 ? map_control_page(control_fd) : nullptr;
-  if (control == nullptr && control_path != nullptr && std::strncmp(control_path, "/proc/", 6) == 0) {
-    const int fd = open(control_path, O_RDWR | O_CLOEXEC);
-    if (fd >= 0) {
+  if (control == nullptr) {
+    if (const int fd = open_tleak_file(control_path); fd >= 0) {
       control = map_control_page(fd);
       close(fd);
     }

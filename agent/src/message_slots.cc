@@ -1,13 +1,11 @@
 #include "message_slots.h"
 
-#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cstring>
-
 #include "agent_memory.h"
+#include "tleak_file_path.h"
 
 namespace tleak::agent {
 namespace {
@@ -42,8 +40,7 @@ bool message_slots_open(int fd) {
 }
 
 bool message_slots_open_at(const char* path) {
-  if (path == nullptr || std::strncmp(path, "/proc/", 6) != 0) return false;
-  const int fd = open(path, O_RDWR | O_CLOEXEC);
+  const int fd = open_tleak_file(path);
   if (fd < 0) return false;
   const bool opened = message_slots_open(fd);  // the mapping outlives the descriptor
   close(fd);

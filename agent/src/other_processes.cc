@@ -36,10 +36,8 @@ void note_forked_child(ControlPage* control) {
   add(control, static_cast<std::uint32_t>(getpid()), executable, ControlPage::OtherKind::kForkedOnly);
 }
 
-void note_other_process(ControlPage* control, ControlPage::OtherKind kind) {
+void note_other_process(ControlPage* control, const char* executable, ControlPage::OtherKind kind) {
   if (control == nullptr) return;
-  char executable[sizeof(ControlPage::OtherProcess::executable)];
-  this_executable(executable);
   const auto pid = static_cast<std::uint32_t>(getpid());
   // A forked child that now runs another image: its entry, not a new one.
   bool found = false;

@@ -12,8 +12,9 @@ void note_forked_child(ControlPage* control);
 
 // At the start of a process that is not the recorded one but inherited the agent: a child that
 // exec'd, a process it started, or under --record any process but the one recorded. `control` is
-// the control page (find_control_page), or null (nothing is noted). `kind`: kExecd, or
-// kNoDescriptors for a process that runs --record's NAME without tleak's stream.
-void note_other_process(ControlPage* control, ControlPage::OtherKind kind);
+// the control page (find_control_page), or null (nothing is noted); `executable` the process's
+// (/proc/self/exe's target, which agent_start read); `kind`: kExecd, or kNoDescriptors for a process
+// that runs --record's NAME but could not reach tleak.
+void note_other_process(ControlPage* control, const char* executable, ControlPage::OtherKind kind);
 
 }  // namespace tleak::agent

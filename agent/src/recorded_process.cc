@@ -57,11 +57,14 @@ int connect_to_tleak(const char* name, pid_t tleak) {
   const std::size_t length = std::strlen(name);
   if (length == 0 || length + 1 > sizeof address.sun_path) return -1;
   std::memcpy(address.sun_path + 1, name, length);
-  const int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  // Not blocking while connecting: a listener whose queue is full (tleak not answering) would hold
+  // the program's start-up; it then runs unrecorded. Blocking again once connected: the agent's
+  // sends wait for tleak, as on the inherited socket.
+  const int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) return -1;
   if (connect(fd, reinterpret_cast<const sockaddr*>(&address),
               static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + length)) != 0 ||
-      !is_tleak_stream(fd, tleak)) {
+      fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0 || !is_tleak_stream(fd, tleak)) {
     close(fd);
     return -1;
   }

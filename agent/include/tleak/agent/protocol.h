@@ -28,7 +28,8 @@ inline constexpr std::uint32_t kProtocolMagic = 0x6b61656c;  // "leak"
 // the other threads' registers and stack pointers (LiveListHeader); 11: the exit scan holds the
 // other threads (kScanned); 13: a Python frame's columns (PythonFrameRecord; 12 was a trial, dropped),
 // and the interpreter's finalizing told (kFinalizing); 14: an exit scan that could not be made
-// says so (kScanFailed)
+// says so (kScanFailed); 15: the control page says who tleak is and which process claimed the
+// recording (--record), and what kind each other process is (ControlPage::OtherKind)
 inline constexpr std::uint32_t kProtocolVersion = 15;
 inline constexpr std::uint32_t kMaxMessageBytes = 64 * 1024;
 inline constexpr std::uint32_t kMaxFrames = 64;
@@ -69,8 +70,7 @@ inline constexpr const char* kEnvRecordName = "TLEAK_AGENT_RECORD";
 // (/proc/PID/fd/N), which it opens then.
 inline constexpr const char* kEnvStreamName = "TLEAK_AGENT_STREAM_NAME";
 inline constexpr const char* kEnvSlotsPath = "TLEAK_AGENT_SLOTS_PATH";
-// The longest NAME of --record, and the most of a program's command line's first word the agent
-// reads to compare with it.
+// The longest NAME of --record (a file name: NAME_MAX).
 inline constexpr std::size_t kMaxRecordNameBytes = 255;
 // The longest --focus: the agent compares it with the first this many bytes of a file's name.
 inline constexpr std::size_t kMaxPythonFocusBytes = 511;
@@ -305,7 +305,7 @@ struct ControlPage {
   enum class OtherKind : std::uint32_t {
     kExecd = 0,         // runs a program image of its own (exec'd with the agent preloaded)
     kForkedOnly = 1,    // a forked copy of the program that has not exec'd
-    kNoDescriptors = 2,  // runs --record's NAME, but without tleak's stream (its parent closed it)
+    kNoDescriptors = 2,  // runs --record's NAME, but could reach tleak neither way (recorded_process.h)
   };
   struct OtherProcess {
     volatile std::uint32_t pid;  // written last: 0 while the entry is being filled
