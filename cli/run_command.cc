@@ -152,7 +152,8 @@ int run_program_command(const RunArgs& args) {
   options.agent_path = agent_library_path();
   options.python_path = python_module_dir();
   options.focus = args.focus;
-  if (args.record_given && args.record.empty()) throw UsageError("--record: give a program's file name (python3)");
+  // Given empty, it would mean "the command's own process" (ProgramOptions::record): refused.
+  if (args.record_given && args.record.empty()) throw UsageError("--record: give " + *diagnosis::record_name_problem(""));
   options.record = args.record;
   options.stack_depth = args.stack_depth;
   options.max_sites = args.max_sites;

@@ -69,10 +69,9 @@ Expectation parse_expectation(const nlohmann::json& j, const std::string& where)
     if (j.contains("record")) {
       // tleak run --record NAME: which of the command's processes is the program checked.
       const nlohmann::json& r = j["record"];
-      if (!r.is_string() || r.get<std::string>().empty() || r.get<std::string>().size() > 255 ||
-          r.get<std::string>().find('/') != std::string::npos) {
-        throw CheckError(where + ": \"record\" must be a program's file name (python3), of at most 255 bytes");
-      }
+      const auto problem = r.is_string() ? diagnosis::record_name_problem(r.get<std::string>())
+                                         : diagnosis::record_name_problem("");
+      if (problem) throw CheckError(where + ": \"record\" must be " + *problem);
       e.record = r.get<std::string>();
     }
     e.variant = "program";

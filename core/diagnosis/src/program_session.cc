@@ -238,8 +238,9 @@ pid_t start_child(const ProgramOptions& o, const std::string& path, int stream_f
     } else {
       unsetenv(agent::kEnvSlotsFd);
     }
-    const std::string control_path = "/proc/" + std::to_string(getppid()) + "/fd/" + std::to_string(control_fd);
-    setenv(agent::kEnvControlPath, control_path.c_str(), 1);
+    // tleak's descriptors as a process that lost its own opens them (the agent's tleak_file_path.h).
+    const auto tleak_file = [](int fd) { return "/proc/" + std::to_string(getppid()) + "/fd/" + std::to_string(fd); };
+    setenv(agent::kEnvControlPath, tleak_file(control_fd).c_str(), 1);
     setenv(agent::kEnvPid, std::to_string(getpid()).c_str(), 1);
     setenv(agent::kEnvStackDepth, depth.c_str(), 1);
     setenv(agent::kEnvSampleMicros, sample_us.c_str(), 1);
@@ -256,7 +257,7 @@ pid_t start_child(const ProgramOptions& o, const std::string& path, int stream_f
       setenv(agent::kEnvRecordName, o.record.c_str(), 1);
       setenv(agent::kEnvStreamName, stream_name.c_str(), 1);
       if (slots_fd >= 0) {
-        setenv(agent::kEnvSlotsPath, ("/proc/" + std::to_string(getppid()) + "/fd/" + std::to_string(slots_fd)).c_str(), 1);
+        setenv(agent::kEnvSlotsPath, tleak_file(slots_fd).c_str(), 1);
       } else {
         unsetenv(agent::kEnvSlotsPath);
       }
@@ -381,6 +382,15 @@ std::string too_few_samples_note(const Report& report, const ClassifierOptions& 
 
 }  // namespace
 
+std::optional<std::string> record_name_problem(const std::string& name) {
+  if (!name.empty() && name.size() <= agent::kMaxRecordNameBytes && name.find('/') == std::string::npos &&
+      name.find('\0') == std::string::npos && name != "." && name != "..") {
+    return std::nullopt;
+  }
+  return "a program's file name (python3, not /usr/bin/python3), of at most " +
+         std::to_string(agent::kMaxRecordNameBytes) + " bytes";
+}
+
 ResolvedCommand resolve_command(const std::string& name, bool record_another) {
   if (name.empty()) throw ProgramError("no command given after --");
   if (name.find('/') != std::string::npos) return {name, check_runnable(name, name, record_another).is_script};
@@ -407,10 +417,8 @@ Report run_program(const ProgramOptions& o) {
     throw ProgramError("--focus is " + std::to_string(o.focus.size()) + " bytes long, at most " +
                        std::to_string(agent::kMaxPythonFocusBytes) + " (the agent compares file names that far)");
   }
-  if (!o.record.empty() && (o.record.size() > agent::kMaxRecordNameBytes || o.record.find('/') != std::string::npos ||
-                            o.record.find('\0') != std::string::npos || o.record == "." || o.record == "..")) {
-    throw ProgramError("--record takes a program's file name (python3, not /usr/bin/python3), of at most " +
-                       std::to_string(agent::kMaxRecordNameBytes) + " bytes");
+  if (!o.record.empty()) {
+    if (const auto problem = record_name_problem(o.record)) throw ProgramError("--record takes " + *problem);
   }
   const ResolvedCommand resolved = resolve_command(o.command[0], !o.record.empty());
   const std::string& path = resolved.path;
@@ -619,8 +627,6 @@ Report run_program(const ProgramOptions& o) {
   };
 
   CoreRotation rotation;
-  // Serves the program (its stream, tleak's signals) until it has exited, or with `until_answer`
-  // until its agent's reachability answer is in, whichever comes first.
   // --record: what tleak waits for once the command has ended, said after kWaitingNoticeAfter.
   auto child_exited_at = std::chrono::steady_clock::now();
   bool waiting_told = false;
@@ -632,6 +638,8 @@ Report run_program(const ProgramOptions& o) {
     }
     return command + "waiting for " + o.record + " (pid " + std::to_string(recorded_pid) + "), which it left running";
   };
+  // Serves the program (its stream, tleak's signals) until it has exited, or with `until_answer`
+  // until its agent's reachability answer is in, whichever comes first.
   const auto serve = [&](bool until_answer) {
     // The command's own process and, under --record, the one recorded when it is another (a
     // wrapper's child may outlive it).
@@ -763,6 +771,11 @@ Report run_program(const ProgramOptions& o) {
 
   if (WIFEXITED(child.status)) program.exit_status = WEXITSTATUS(child.status);
   if (WIFSIGNALED(child.status)) program.exit_signal = WTERMSIG(child.status);
+  // The command's end, in a refusal's words.
+  const auto ended = [&] {
+    return program.exit_signal ? "killed by signal " + std::to_string(*program.exit_signal)
+                               : "exit status " + std::to_string(program.exit_status.value_or(-1));
+  };
   if (!source.hello_seen() && !o.record.empty()) {
     const std::string why =
         others.without_stream > 0
@@ -770,16 +783,12 @@ Report run_program(const ProgramOptions& o) {
             : "--record names a program by its file name, as its executable or its command line has it (python3, "
               "python3.11)";
     // How the command ended: a script that failed before it reached the program says so here.
-    const std::string ended = program.exit_signal ? "killed by signal " + std::to_string(*program.exit_signal)
-                                                  : "exit status " + std::to_string(program.exit_status.value_or(-1));
     throw ProgramError("no process '" + o.command[0] + "' started that tleak could record ran '" + o.record + "' (" +
                        (others.count == 0 ? std::string("tleak's agent started in none") : "it ran " + others.list) +
-                       "; the command ended with " + ended + "): " + why);
+                       "; the command ended with " + ended() + "): " + why);
   }
   if (!source.hello_seen()) {
-    throw ProgramError("'" + o.command[0] + "' ended before tleak's agent started in it (" +
-                       (program.exit_signal ? "killed by signal " + std::to_string(*program.exit_signal)
-                                            : "exit status " + std::to_string(program.exit_status.value_or(-1))) +
+    throw ProgramError("'" + o.command[0] + "' ended before tleak's agent started in it (" + ended() +
                        "): the loader did not load the interposer (a statically linked program, or one that gains "
                        "privileges as it starts, or a script whose interpreter is such a program?)");
   }

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <stdexcept>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,10 @@ struct ResolvedCommand {
   bool is_script = false;
 };
 ResolvedCommand resolve_command(const std::string& name, bool record_another = false);
+
+// Whether `name` may be --record's NAME (a file name, of at most agent::kMaxRecordNameBytes bytes);
+// if not, what it must be, for the caller's message ("a program's file name (python3, ...)").
+std::optional<std::string> record_name_problem(const std::string& name);
 
 Report run_program(const ProgramOptions& options);
 
