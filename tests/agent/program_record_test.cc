@@ -66,7 +66,7 @@ TEST_F(RecordRun, TheNamedProgramIsRecordedThroughAWrapperScript) {
 // waits for it, and the program's exit scan still judges its blocks.
 TEST_F(RecordRun, AProgramTheWrapperLeftRunningIsWaitedFor) {
   const std::string wrapper =
-      shell_script("detach.sh", "(sleep 1.5; exec " + program("exit_reachability") + ") &\necho wrapper done\n");
+      shell_script("detach.sh", "(sleep 2; exec " + program("exit_reachability") + ") &\necho wrapper done\n");
   const auto started = std::chrono::steady_clock::now();
   const auto r = tleak_run({"--record", "exit_reachability"}, {wrapper});
   EXPECT_GE(std::chrono::steady_clock::now() - started, std::chrono::milliseconds(1500));
@@ -81,10 +81,10 @@ TEST_F(RecordRun, AProgramTheWrapperLeftRunningIsWaitedFor) {
 }
 
 // The program already recorded when the wrapper exits, running on: tleak waits for it, and a second
-// after the wrapper ended says so.
+// after the wrapper ended says so (the program runs on for more than a second after it).
 TEST_F(RecordRun, ARecordedProgramThatOutlivesTheWrapperIsWaitedFor) {
   const std::string wrapper = shell_script(
-      "background.sh", std::string(TLEAK_PYTHON) + " -c 'import time; time.sleep(1.5); print(\"slept\")' &\nsleep 0.2\n");
+      "background.sh", std::string(TLEAK_PYTHON) + " -c 'import time; time.sleep(2); print(\"slept\")' &\nsleep 0.2\n");
   const auto r = tleak_run({"--record", "python3"}, {wrapper});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "slept\n");
