@@ -140,6 +140,36 @@ TEST_F(RecordRun, TheRecordedProcessKeepsTheRecordingAcrossExec) {
   }
 }
 
+// The same when the command has already ended as the process recorded execs: its connection ends
+// with the exec and the process runs on; tleak waits a while for the new image's connection, not
+// only for the process's end. Here the process passes through an image without the agent (a static
+// program that execs the next one 300 ms later).
+TEST_F(RecordRun, AnExecAfterTheCommandEndedKeepsTheRecording) {
+  const std::string launcher = path("launcher.py");
+  std::ofstream(launcher) << "import subprocess\nsubprocess.Popen(['/bin/sh', '-c', 'sleep 0.5; exec "
+                          << program("static_program") << " exec 300 " << program("exit_reachability") << "'])\n";
+  const auto r = tleak_run({"--record", "sh"}, {TLEAK_PYTHON, launcher});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "exit-reachability done\n");
+  EXPECT_EQ(report_["run"]["scenario"], "exit_reachability");
+  EXPECT_TRUE(report_["run"]["program"]["exit_scan"]);
+  expect_exit_reachability_figures();
+}
+
+// A launcher that starts a process without waiting and exits at once: that process lost tleak's
+// descriptors, and runs the program only later (here 300 ms). Nothing holds tleak's stream in
+// between; tleak still listens for a while, and records it.
+TEST_F(RecordRun, AProgramStartedAfterTheLastHolderEndedIsRecorded) {
+  const std::string launcher = path("launcher.py");
+  std::ofstream(launcher) << "import subprocess\nsubprocess.Popen(['/bin/sh', '-c', 'sleep 0.3; exec "
+                          << program("exit_reachability") << "'])\n";
+  const auto r = tleak_run({"--record", "exit_reachability"}, {TLEAK_PYTHON, launcher});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "exit-reachability done\n");
+  expect_exit_reachability_figures();
+  EXPECT_NE(record_note().find("were not recorded (dash, python3.11, sleep)"), std::string::npos) << record_note();
+}
+
 // One that can reach tleak by neither way (its descriptors closed, and in another network
 // namespace, where tleak's abstract socket is not): tleak says why it recorded nothing.
 TEST_F(RecordRun, AProcessThatCannotReachTleakIsNamedInTheRefusal) {

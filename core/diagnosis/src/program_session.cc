@@ -123,6 +123,11 @@ OtherProcesses other_processes(const agent::ControlPage& control) {
 
 // How long after the command ended tleak, still waiting under --record, says what for.
 constexpr std::chrono::milliseconds kWaitingNoticeAfter{1000};
+// Under --record, how long tleak still listens once the command has ended and no process holds its
+// stream: a process may be between losing its descriptors and its agent's start (a launcher that
+// started it without waiting has exited), or the recorded process may have exec'd, its new image
+// about to connect. Both take milliseconds; nothing tells tleak of either.
+constexpr std::chrono::milliseconds kReconnectGrace{1000};
 
 // Why a process that ran --record's NAME could not be recorded.
 constexpr const char* kUnreachable =
@@ -567,13 +572,17 @@ Report run_program(const ProgramOptions& o) {
   std::vector<unsigned char> message(agent::kMaxMessageBytes * 8);
   // Set once the stream has ended (every copy of the program's end closed): nothing more to poll.
   bool stream_ended = false;
+  auto stream_ended_at = std::chrono::steady_clock::now();
   // Returns the bytes read.
   const auto read_messages = [&](bool wait) {
     std::size_t total = 0;
     for (;;) {
       const ssize_t got = recv(stream(), message.data(), message.size(), wait ? 0 : MSG_DONTWAIT);
       if (got < 0 && errno == EINTR) continue;
-      if (got == 0) stream_ended = true;
+      if (got == 0) {
+        stream_ended = true;
+        stream_ended_at = std::chrono::steady_clock::now();
+      }
       if (got <= 0) return total;
       const std::span<const unsigned char> received{message.data(), static_cast<std::size_t>(got)};
       const auto named = slot_area.named_by(received);
@@ -638,6 +647,14 @@ Report run_program(const ProgramOptions& o) {
     }
     return command + "waiting for " + o.record + " (pid " + std::to_string(recorded_pid) + "), which it left running";
   };
+  // --record: how much longer a stream no process holds may yet be followed by a connection
+  // (kReconnectGrace from the later of its end and the command's); zero once none will be waited for.
+  const auto grace_left = [&] {
+    if (!stream_ended || !child.exited) return std::chrono::milliseconds(0);
+    const auto left = std::max(stream_ended_at, child_exited_at) + kReconnectGrace - std::chrono::steady_clock::now();
+    return std::max(std::chrono::milliseconds(0), std::chrono::ceil<std::chrono::milliseconds>(left));
+  };
+  const auto stream_lost = [&] { return stream_ended && child.exited && grace_left().count() == 0; };
   // Serves the program (its stream, tleak's signals) until it has exited, or with `until_answer`
   // until its agent's reachability answer is in, whichever comes first.
   const auto serve = [&](bool until_answer) {
@@ -647,9 +664,9 @@ Report run_program(const ProgramOptions& o) {
       if (!child.exited) return false;
       if (o.record.empty() || recorded_pid == child.pid) return true;
       // None has claimed the recording yet: a process the command left running that still holds
-      // tleak's stream may yet run NAME.
-      if (recorded_pid < 0) return stream_ended;
-      return recorded_ended || (recorded_pidfd.get() < 0 && stream_ended);
+      // tleak's stream may yet run NAME, and one that lost it may be about to.
+      if (recorded_pid < 0) return stream_lost();
+      return recorded_ended || (recorded_pidfd.get() < 0 && stream_lost());
     };
     while (!program_ended() && !(until_answer && source.reach_complete())) {
       // A stream that ended before the program did (it took the agent's channel away) is not polled
@@ -663,8 +680,13 @@ Report run_program(const ProgramOptions& o) {
       // Without a pidfd for the command (a kernel before 5.3), its end is looked for every 100 ms.
       int timeout = child.exited || pidfd.get() >= 0 ? -1 : 100;
       // --record: a second after the command ended, if tleak still waits, it says for what (a
-      // wrapper's background job may hold it for long).
-      if (child.exited && !waiting_told) {
+      // wrapper's background job may hold it for long); not for the short grace given a stream no
+      // process holds.
+      if (!o.record.empty() && stream_ended && child.exited) {
+        const int left = static_cast<int>(grace_left().count());
+        if (left > 0) timeout = timeout < 0 ? left : std::min(timeout, left);
+      }
+      if (child.exited && !waiting_told && !stream_ended) {
         const auto waited = std::chrono::steady_clock::now() - child_exited_at;
         if (waited >= kWaitingNoticeAfter) {
           waiting_told = true;
@@ -727,9 +749,9 @@ Report run_program(const ProgramOptions& o) {
         child.status = status;
         child_exited_at = std::chrono::steady_clock::now();
       }
-      // Once the stream has ended no agent is left to record: a recorded process still running
-      // then (it closed its descriptors) is not waited for.
-      if (stream_ended && child.exited) recorded_ended = true;
+      // Once the stream has ended (and no new connection came in the grace) no agent is left to
+      // record: a recorded process still running then (it closed its descriptors) is not waited for.
+      if (stream_lost()) recorded_ended = true;
     }
     let_threads_go();
   };
