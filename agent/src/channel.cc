@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -23,6 +24,19 @@ volatile std::uint64_t* g_lost = nullptr;
 
 // The lowest descriptor number the agent's copy may take: far from those a program opens.
 constexpr int kFirstAgentFd = 900;
+
+// A copy of `fd` far from low numbers: at kFirstAgentFd, or where the process's limit on descriptors
+// (below that in some shells and services) leaves room, near its top; as a last resort, anywhere.
+int high_copy(int fd) {
+  int floor = kFirstAgentFd;
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY && limit.rlim_cur <= kFirstAgentFd) {
+    floor = static_cast<int>(limit.rlim_cur * 3 / 4);
+  }
+  int high = floor > 3 ? fcntl(fd, F_DUPFD_CLOEXEC, floor) : -1;
+  if (high < 0) high = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+  return high;
+}
 
 void take_shared() {
   for (;;) {
@@ -54,7 +68,7 @@ bool channel_open(int fd, pid_t tleak, volatile std::uint64_t* lost) {
   if (!is_tleak_stream(fd, tleak)) return false;
   // The agent writes through a private copy far from low numbers, so the program's own open()
   // never lands on it; the original stays open for an image this process may exec into.
-  const int high = fcntl(fd, F_DUPFD_CLOEXEC, kFirstAgentFd);
+  const int high = high_copy(fd);
   if (high < 0) return false;
   g_lost = lost;
   // The exit handshake waits for the parent; never forever.
@@ -118,7 +132,7 @@ void channel_move_off(int fd) {
     __builtin_ia32_pause();
   }
   if (g_fd.load(std::memory_order_relaxed) == fd) {
-    const int moved = fcntl(fd, F_DUPFD_CLOEXEC, kFirstAgentFd);
+    const int moved = high_copy(fd);
     g_fd.store(moved, std::memory_order_release);  // -1 (no descriptor left): nothing more is sent
     if (moved < 0 && g_lost != nullptr) {
       *g_lost = 1;

@@ -69,13 +69,27 @@ class ProgramRun : public ::testing::Test {
   tleak::testing::ProcessResult tleak_run(const std::vector<std::string>& options,
                                           const std::vector<std::string>& command,
                                           const std::vector<std::string>& env = {}) {
-    std::vector<std::string> args = env;
-    if (!env.empty()) args.push_back(TLEAK_BINARY);
+    std::vector<std::string> launcher;
+    if (!env.empty()) {
+      launcher = {"/usr/bin/env"};
+      launcher.insert(launcher.end(), env.begin(), env.end());
+    }
+    return tleak_run_via(launcher, options, command);
+  }
+  // The same, tleak started by `launcher` (a program and its arguments, tleak's path after them).
+  tleak::testing::ProcessResult tleak_run_via(const std::vector<std::string>& launcher,
+                                              const std::vector<std::string>& options,
+                                              const std::vector<std::string>& command) {
+    std::vector<std::string> args;
+    if (!launcher.empty()) {
+      args.assign(launcher.begin() + 1, launcher.end());
+      args.push_back(TLEAK_BINARY);
+    }
     args.push_back("run");
     args.insert(args.end(), options.begin(), options.end());
     args.insert(args.end(), {"-o", path("report.json"), "--"});
     args.insert(args.end(), command.begin(), command.end());
-    auto result = run_process(env.empty() ? std::string(TLEAK_BINARY) : std::string("/usr/bin/env"), args);
+    auto result = run_process(launcher.empty() ? std::string(TLEAK_BINARY) : launcher.front(), args);
     report_ = Json();
     if (std::filesystem::exists(path("report.json"))) {
       report_ = Json::parse(std::ifstream(path("report.json")));

@@ -57,6 +57,25 @@ TEST_F(ProgramRun, ClosingEveryDescriptorKeepsTheAgentsChannel) {
   EXPECT_EQ(report_["totals"]["leaked_bytes"], 1000);
 }
 
+// Under a low limit on open descriptors (`ulimit -n 48`: some shells' and services' setting) the
+// agent still starts (its copy of the stream goes as high as the limit lets, not at its usual 900),
+// tleak raises its own soft limit to the hard one (the symbols it reads ahead hold one or two a
+// module: 300 for a PyTorch program, whose frames went unresolved at 16), and the program sees the
+// limit it was given.
+TEST_F(ProgramRun, ALowDescriptorLimitIsTheProgramsAndNotTleaks) {
+  rlimit limit{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &limit), 0);
+  if (limit.rlim_max != RLIM_INFINITY && limit.rlim_max <= 48) GTEST_SKIP() << "the hard limit is " << limit.rlim_max;
+  const std::string hard = limit.rlim_max == RLIM_INFINITY ? "unlimited" : std::to_string(limit.rlim_max);
+  const auto r = tleak_run_via({"/usr/bin/prlimit", "--nofile=48:" + hard}, {},
+                               {"/bin/sh", "-c",
+                                "ulimit -n; grep '^Max open files' /proc/$PPID/limits | tr -s ' '; exec " +
+                                    program("exit_reachability")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "48\nMax open files " + hard + " " + hard + " files \nexit-reachability done\n");
+  expect_exit_reachability_figures();
+}
+
 // Closed past the C library, the channel is gone: the report says so, and tleak does not spin on
 // the ended stream while the program goes on (it sleeps a second).
 TEST_F(ProgramRun, AChannelTakenAwayIsSaidAndNotSpunOn) {

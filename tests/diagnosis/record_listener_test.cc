@@ -3,12 +3,14 @@
 #include "record_listener.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include <cstddef>
 #include <cstring>
+#include <vector>
 
 namespace tleak::diagnosis {
 namespace {
@@ -51,6 +53,33 @@ TEST(RecordListener, OnlyTheClaimingProcessIsAccepted) {
   // Sent before it was accepted: waiting for tleak on the new connection.
   EXPECT_EQ(recv(accepted.get(), got, sizeof got, 0), static_cast<ssize_t>(sizeof sent));
   EXPECT_STREQ(got, sent);
+}
+
+// With no descriptor left for the connection (tleak at its limit), it cannot be taken: the listener
+// closes rather than stay readable (tleak's loop would spin on it) with the process that connected
+// waiting for tleak; that process's end says so, and it runs on unrecorded.
+TEST(RecordListener, AConnectionThatCannotBeTakenEndsAndTheListenerCloses) {
+  RecordListener listener;
+  Fd claimant = connect_to(listener.name());
+  rlimit given{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &given), 0);
+  // Every number below the limit in use, the limit just above the highest.
+  rlimit low = given;
+  low.rlim_cur = static_cast<rlim_t>(claimant.get()) + 1;
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &low), 0);
+  std::vector<Fd> fillers;
+  for (int fd; (fd = dup(claimant.get())) >= 0;) fillers.emplace_back(fd);
+  const int error = errno;
+  Fd accepted = listener.accept_from(getpid());
+  fillers.clear();
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &given), 0);
+  ASSERT_EQ(error, EMFILE);
+  EXPECT_LT(accepted.get(), 0);
+  EXPECT_EQ(listener.fd(), -1);
+  EXPECT_EQ(listener.failure(), "accept: Too many open files");
+  const char sent[] = "hello";
+  EXPECT_EQ(send(claimant.get(), sent, sizeof sent, MSG_NOSIGNAL), -1);
+  EXPECT_TRUE(errno == ECONNRESET || errno == EPIPE) << std::strerror(errno);
 }
 
 }  // namespace

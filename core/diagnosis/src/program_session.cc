@@ -24,6 +24,7 @@
 #include <set>
 
 #include "core_rotation.h"
+#include "descriptor_limit.h"
 #include "end_profile.h"
 #include "left_for_exit.h"
 #include "message_slot_area.h"
@@ -205,7 +206,7 @@ struct Child {
 // fork + exec with the agent preloaded. The child gets the parent's signal mask and dispositions
 // back before exec: what the program sees of its environment is the user's, plus tleak's variables.
 pid_t start_child(const ProgramOptions& o, const std::string& path, int stream_fd, int control_fd, int slots_fd,
-                  const std::string& stream_name, const sigset_t& original_mask) {
+                  const std::string& stream_name, const sigset_t& original_mask, const DescriptorLimit& limit) {
   int error_pipe[2];
   if (pipe2(error_pipe, O_CLOEXEC) != 0) throw ProgramError(std::string("pipe: ") + std::strerror(errno));
   // The agent goes first: a malloc the user preloads (jemalloc, tcmalloc) would otherwise take
@@ -268,6 +269,7 @@ pid_t start_child(const ProgramOptions& o, const std::string& path, int stream_f
       }
     }
     sigprocmask(SIG_SETMASK, &original_mask, nullptr);
+    limit.give_back();
     execv(path.c_str(), argv.data());
     const int error = errno;
     (void)!write(error_pipe[1], &error, sizeof error);
@@ -431,6 +433,7 @@ Report run_program(const ProgramOptions& o) {
     throw ProgramError("the agent library " + o.agent_path + " is missing (is tleak installed whole?)");
   }
 
+  const DescriptorLimit descriptor_limit;
   int sockets[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sockets) != 0) {
     throw ProgramError(std::string("socketpair: ") + std::strerror(errno));
@@ -457,7 +460,7 @@ Report run_program(const ProgramOptions& o) {
   std::optional<RecordListener> listener;
   if (!o.record.empty()) listener.emplace();
   child.pid = start_child(o, path, theirs.get(), control_fd.get(), slot_area.fd(), listener ? listener->name() : "",
-                          signals.original());
+                          signals.original(), descriptor_limit);
   theirs.reset();
   Fd pidfd(static_cast<int>(syscall(SYS_pidfd_open, child.pid, 0)));
 
@@ -798,9 +801,12 @@ Report run_program(const ProgramOptions& o) {
     return program.exit_signal ? "killed by signal " + std::to_string(*program.exit_signal)
                                : "exit status " + std::to_string(program.exit_status.value_or(-1));
   };
+  const std::string listener_failure = listener ? listener->failure() : std::string();
   if (!source.hello_seen() && !o.record.empty()) {
     const std::string why =
-        others.without_stream > 0
+        !listener_failure.empty()
+            ? "one did, but tleak could not take its connection (" + listener_failure + ")"
+        : others.without_stream > 0
             ? std::string("one did, but") + kUnreachable
             : "--record names a program by its file name, as its executable or its command line has it (python3, "
               "python3.11)";
@@ -827,6 +833,11 @@ Report run_program(const ProgramOptions& o) {
                            std::to_string(agent::kUnwindStackRoom / 1024) +
                            " KiB of the thread's stack left, where walking it could have overflowed it, or where "
                            "the unwinder found no frame");
+  }
+  if (!listener_failure.empty()) {
+    report.notes.push_back("tleak could not take a connection to its --record socket (" + listener_failure +
+                           ") and stopped listening: a process that connected then (the one recorded, in an image it "
+                           "exec'd) ran on unrecorded");
   }
   if (program.stopped_by == "max-live") {
     report.notes.push_back("tleak stopped the program: its live bytes passed --max-live (" +

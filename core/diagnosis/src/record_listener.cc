@@ -37,7 +37,14 @@ RecordListener::RecordListener() {
 
 Fd RecordListener::accept_from(pid_t pid) {
   Fd connection(accept4(socket_.get(), nullptr, nullptr, SOCK_CLOEXEC));
-  if (connection.get() < 0) return Fd();
+  if (connection.get() < 0) {
+    // Still waiting, the listener readable: tleak's loop would spin on it.
+    if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ECONNABORTED) {
+      failure_ = std::string("accept: ") + std::strerror(errno);
+      socket_.reset();
+    }
+    return Fd();
+  }
   ucred peer{};
   socklen_t size = sizeof peer;
   if (getsockopt(connection.get(), SOL_SOCKET, SO_PEERCRED, &peer, &size) != 0 || pid <= 0 || peer.pid != pid) {
