@@ -53,7 +53,16 @@ namespace {
 // as the program exits) allocate and free are recorded, and no fence is sent.
 enum Status : int { kOff = 0, kOn = 1, kFinished = 2, kExiting = 3 };
 
-std::atomic<int> g_status{kOff};
+// The status in a page of its own, which a child made without fork()'s handlers (a raw clone system
+// call) sees zeroed, kOff (MADV_WIPEONFORK, at start): its copy of the thread buffers would write
+// into the message slots it shares with the parent and tleak, and its records would read as the
+// parent's (a raw clone child's 198 blocks were its parent's leaks). A vfork child shares the
+// parent's memory and heap: it keeps the status, and its blocks are the parent's.
+struct alignas(4096) StatusPage {
+  std::atomic<int> status{kOff};
+};
+StatusPage g_status_page;
+std::atomic<int>& g_status = g_status_page.status;
 using recording::g_stack_depth;
 using recording::g_walk_depth;
 using recording::t_inside;
@@ -823,6 +832,11 @@ __attribute__((constructor)) static void agent_start() {
   add_own_image();
   exit_frame_init();
   pthread_atfork(nullptr, nullptr, in_forked_child);
+  // In .bss, page-aligned: past the file's last page, anonymous memory, as the advice needs. (A
+  // kernel before 4.14 refuses it: only a raw clone's child then writes as the parent.)
+  if (sysconf(_SC_PAGESIZE) == static_cast<long>(sizeof g_status_page)) {
+    madvise(&g_status_page, sizeof g_status_page, MADV_WIPEONFORK);
+  }
   g_use_tsc = kernel_uses_tsc();
   g_ns_origin = now_ns();
   g_tsc_origin = stamp();

@@ -327,6 +327,23 @@ TEST_F(ProgramRun, OutputAndExitStatusAreTheProgramsOwn) {
   }
 }
 
+// A child made by a raw clone system call runs no fork handler: it still writes nothing of its own
+// into tleak's stream (the agent's status page reads "off" in it), and leaves by exit() without an
+// exit scan of its own. Only the parent's 3 lost blocks are leaks.
+TEST_F(ProgramRun, AChildOfARawCloneIsNotTheParent) {
+  const auto r = tleak_run({}, {program("raw_clone")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "raw clone done\n");
+  EXPECT_TRUE(report_["run"]["program"]["exit_scan"]);
+  EXPECT_EQ(site_at(at("raw_clone.c", "LOST"))["leaked_bytes"], 3000);
+  EXPECT_EQ(report_["totals"]["leaked_bytes"], 3000);
+  EXPECT_EQ(report_["totals"]["leaked_blocks"], 3);
+  for (const Json& site : report_["sites"]) {
+    EXPECT_EQ(site["label"].get<std::string>().find("raw_clone.c:" + std::to_string(line_of("raw_clone.c", "CHILD"))),
+              std::string::npos) << site["label"];
+  }
+}
+
 TEST_F(ProgramRun, ForksWhileOtherThreadsAllocateNeverHangAChild) {
   for (int round = 0; round < 3; ++round) {
     const auto started = std::chrono::steady_clock::now();
