@@ -477,7 +477,10 @@ TEST_F(ProgramRun, ProcessesTheProgramStartsAreNamedInANote) {
   // A forked child that did not exec (it exits 7: tleak says the program failed, with 3).
   ASSERT_EQ(tleak_run({}, {program("resize_fork")}).exit_code, 3);
   notes = report_["notes"].dump();
-  EXPECT_NE(notes.find("started at least 1 other process (resize_fork (forked, did not exec))"), std::string::npos)
+  EXPECT_NE(notes.find("started at least 1 other process (resize_fork (forked, did not exec)), which tleak does not "
+                       "record: it records the process it starts and the programs that process execs, not the copies "
+                       "of itself it forks (what they allocate after the fork is not seen)\""),
+            std::string::npos)
       << notes;
   // Python's subprocess closes the descriptors a child inherits: found through tleak's own.
   const std::string python_script = path("spawns.py");
