@@ -32,6 +32,7 @@
 #include "reachability.h"
 #include "real_malloc.h"
 #include "recorded_process.h"
+#include "shadowed_functions.h"
 #include "site_table.h"
 #include "thread_buffers.h"
 #include "unwinder_signals.h"
@@ -261,6 +262,7 @@ void send_hello(const char* path) {
   hello->sample_ns = g_sample_ns;
   hello->python_main = python_process_main_code();
   hello->python_target_bytes = target_bytes;
+  hello->shadowed = shadowed_functions();
   auto* tail = reinterpret_cast<unsigned char*>(hello + 1);
   if (target_bytes > 0) std::memcpy(tail, target.data(), target_bytes - 1);  // its NUL: the memset's
   std::memcpy(tail + target_bytes, path, path_bytes);

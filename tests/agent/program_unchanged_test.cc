@@ -344,6 +344,34 @@ TEST_F(ProgramRun, AChildOfARawCloneIsNotTheParent) {
   }
 }
 
+// A malloc built into the executable comes before the agent in the loader's order. An arena no
+// call leaves: nothing reached tleak, which says why in one line instead of reporting a program that
+// allocates nothing (exit 2, no report). A wrapper that goes on to the next malloc: its blocks are
+// seen, exactly, and a note says what would not be.
+TEST_F(ProgramRun, AMallocBuiltIntoTheExecutableIsNamed) {
+  auto r = tleak_run({}, {program("own_malloc_arena")});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.out, "own malloc done\n");
+  EXPECT_EQ(r.err, "tleak: no allocation of '" + program("own_malloc_arena") +
+                       "' reached tleak (it ended with exit status 0): the program's executable (" +
+                       program("own_malloc_arena") + ") defines malloc, free, calloc, realloc itself, ahead of tleak's "
+                       "agent in the loader's order, and tleak sees a program's blocks only through the calls it "
+                       "interposes\n");
+  EXPECT_FALSE(std::filesystem::exists(path("report.json")));
+
+  r = tleak_run({}, {program("own_malloc_wrapped")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "own malloc done\n");
+  EXPECT_EQ(report_["totals"]["leaked_bytes"], 3000);
+  EXPECT_EQ(report_["totals"]["leaked_blocks"], 3);
+  const std::string notes = report_["notes"].dump();
+  EXPECT_NE(notes.find("defines malloc, free itself, ahead of tleak's agent in the loader's order: tleak sees only"),
+            std::string::npos) << notes;
+  // A program that defines none has no such note.
+  ASSERT_EQ(tleak_run({}, {program("growth"), "leaky"}).exit_code, 0);
+  EXPECT_EQ(report_["notes"].dump().find("defines"), std::string::npos) << report_["notes"];
+}
+
 TEST_F(ProgramRun, ForksWhileOtherThreadsAllocateNeverHangAChild) {
   for (int round = 0; round < 3; ++round) {
     const auto started = std::chrono::steady_clock::now();

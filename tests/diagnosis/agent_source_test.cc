@@ -585,6 +585,16 @@ TEST(AgentSource, MalformedRecordsAreRefused) {
     EXPECT_THROW(source.consume(Message().add(h).bytes()), StreamError);
   }
   {
+    // The allocation functions the executable defines itself: a bit each, none past the last.
+    AgentSource source;
+    auto h = hello();
+    h.shadowed = agent::kShadowedMalloc | 1u << (agent::kInterposedFunctionCount - 1);
+    source.consume(Message().add(h).bytes());
+    EXPECT_EQ(source.shadowed_functions(), h.shadowed);
+    h.shadowed = 1u << agent::kInterposedFunctionCount;
+    EXPECT_THROW(source.consume(Message().add(h).bytes()), StreamError);
+  }
+  {
     // A Python program's script before the executable's path; one said to run past its record is refused.
     AgentSource source;
     auto h = hello();

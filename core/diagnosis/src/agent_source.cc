@@ -205,6 +205,8 @@ void AgentSource::record(const unsigned char* at, std::uint32_t size) {
                           std::to_string(static_cast<std::uint32_t>(hello.python_main)));
       }
       python_main_code_ = hello.python_main;
+      if (hello.shadowed >> agent::kInterposedFunctionCount != 0) throw StreamError("hello naming unknown functions");
+      shadowed_functions_ = hello.shadowed;
       if (hello.sample_ns > 0) sample_ns_ = hello.sample_ns;
       return;
     }

@@ -834,6 +834,22 @@ Report run_program(const ProgramOptions& o) {
   } else {
     build_report();
   }
+  // A malloc built into the executable: the agent saw none of the calls to it.
+  if (const std::uint32_t shadowed = source.shadowed_functions(); shadowed != 0) {
+    std::string names;
+    for (std::uint32_t i = 0; i < agent::kInterposedFunctionCount; ++i) {
+      if ((shadowed >> i & 1u) == 0) continue;
+      names += (names.empty() ? "" : ", ") + std::string(agent::kInterposedFunctions[i]);
+    }
+    const std::string what = "the program's executable (" + source.executable() + ") defines " + names +
+                             " itself, ahead of tleak's agent in the loader's order";
+    if ((shadowed & agent::kShadowedMalloc) != 0 && report.totals.allocations == 0) {
+      throw ProgramError("no allocation of '" + o.command[0] + "' reached tleak (it ended with " + ended() + "): " + what +
+                         ", and tleak sees a program's blocks only through the calls it interposes");
+    }
+    report.notes.push_back(what + ": tleak sees only the blocks they take from a function it interposes (the next "
+                                  "malloc, by dlsym RTLD_NEXT); the others are not in this report");
+  }
   if (stackless > 0) {
     report.notes.push_back(counted(stackless, "allocation is", "allocations are") +
                            " in the site '(no stack recorded)': made with less than " +

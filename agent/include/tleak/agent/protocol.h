@@ -29,8 +29,9 @@ inline constexpr std::uint32_t kProtocolMagic = 0x6b61656c;  // "leak"
 // other threads (kScanned); 13: a Python frame's columns (PythonFrameRecord; 12 was a trial, dropped),
 // and the interpreter's finalizing told (kFinalizing); 14: an exit scan that could not be made
 // says so (kScanFailed); 15: the control page says who tleak is and which process claimed the
-// recording (--record), and what kind each other process is (ControlPage::OtherKind)
-inline constexpr std::uint32_t kProtocolVersion = 15;
+// recording (--record), and what kind each other process is (ControlPage::OtherKind); 16: the hello
+// names the allocation functions the executable defines itself (HelloRecord::shadowed)
+inline constexpr std::uint32_t kProtocolVersion = 16;
 inline constexpr std::uint32_t kMaxMessageBytes = 64 * 1024;
 inline constexpr std::uint32_t kMaxFrames = 64;
 // The widest line whose columns a Python frame record names (PythonFrameRecord::column), in bytes.
@@ -120,6 +121,18 @@ struct RecordHeader {
 // .pth file's line), which has the same name (tleak/agent/python_files.h reads it and names it).
 enum class PythonMainCode : std::uint32_t { kNone = 0, kString = 1, kStdin = 2 };
 
+// The C allocation functions the agent interposes, in HelloRecord::shadowed's bit order. One the
+// program's executable defines itself comes before the agent in the loader's order (the executable
+// is looked in first, and it exports a definition the C library also has, so that the library's own
+// calls reach it too): no call to it reaches the agent. (A C++ operator new of the program's own
+// is not among them: most call malloc, where the agent sees the block.)
+inline constexpr const char* kInterposedFunctions[] = {"malloc",         "free",          "calloc",  "realloc",
+                                                       "reallocarray",   "posix_memalign", "aligned_alloc",
+                                                       "memalign",       "valloc",         "pvalloc"};
+inline constexpr std::uint32_t kInterposedFunctionCount =
+    sizeof kInterposedFunctions / sizeof kInterposedFunctions[0];
+inline constexpr std::uint32_t kShadowedMalloc = 1;  // bit 0: malloc
+
 struct HelloRecord {
   RecordHeader header;
   std::uint32_t magic;
@@ -131,6 +144,9 @@ struct HelloRecord {
   PythonMainCode python_main;  // the Python program's own code without a file, if any
   // A Python program's script path or -m module (python_files.h), with its NUL; 0: none.
   std::uint32_t python_target_bytes;
+  // Bit i: the executable defines kInterposedFunctions[i] itself, and calls to it pass the agent by.
+  std::uint32_t shadowed;
+  std::uint32_t reserved;
   // followed by the Python target (python_target_bytes), then the executable's path,
   // NUL-terminated, padded to 8
 };

@@ -51,6 +51,9 @@ class AgentSource {
   // The code that image ran as its own without a file (python3 -c, standard input), if any: the
   // user's, for site labels (tleak/agent/python_files.h).
   agent::PythonMainCode python_main_code() const { return python_main_code_; }
+  // The allocation functions the image's executable defines itself, which the agent never saw
+  // called (agent::HelloRecord::shadowed's bits).
+  std::uint32_t shadowed_functions() const { return shadowed_functions_; }
   // The script or -m module the Python program runs, as its command line named it; empty if none.
   const std::string& python_target() const { return python_target_; }
   // Whether the image ran Python code (the agent described Python frames).
@@ -179,6 +182,7 @@ class AgentSource {
   std::uint32_t pid_ = 0;
   std::string executable_;
   agent::PythonMainCode python_main_code_ = agent::PythonMainCode::kNone;
+  std::uint32_t shadowed_functions_ = 0;
   std::string python_target_;
   std::uint64_t sample_ns_ = 100'000'000;
   bool user_marks_ = false;
