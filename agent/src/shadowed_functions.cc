@@ -1,6 +1,8 @@
 #include "shadowed_functions.h"
 
 #include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
 
 #include "tleak/agent/protocol.h"
 
@@ -11,10 +13,18 @@ std::uint32_t shadowed_functions() {
   if (dladdr(reinterpret_cast<const void*>(&shadowed_functions), &own) == 0) return 0;
   std::uint32_t shadowed = 0;
   for (std::uint32_t i = 0; i < kInterposedFunctionCount; ++i) {
-    // RTLD_DEFAULT: the definition every call in the process binds to, the executable's first.
+    // RTLD_DEFAULT: the definition every call in the process binds to, the executable's first. But
+    // an executable built without -pie that takes the function's address (python3.11 takes malloc's
+    // and free's) has an undefined symbol for it whose value is its own PLT entry, the address the
+    // whole process then uses for the function, and that is found first too: only a symbol with a
+    // section is the executable's own definition.
     const void* first = dlsym(RTLD_DEFAULT, kInterposedFunctions[i]);
     Dl_info where{};
-    if (first != nullptr && dladdr(first, &where) != 0 && where.dli_fbase != own.dli_fbase) shadowed |= 1u << i;
+    void* entry = nullptr;  // the symbol's ElfW(Sym)
+    if (first != nullptr && dladdr1(first, &where, &entry, RTLD_DL_SYMENT) != 0 &&
+        where.dli_fbase != own.dli_fbase && entry != nullptr && static_cast<const ElfW(Sym)*>(entry)->st_shndx != SHN_UNDEF) {
+      shadowed |= 1u << i;
+    }
   }
   return shadowed;
 }

@@ -359,6 +359,7 @@ TEST_F(ProgramRun, AMallocBuiltIntoTheExecutableIsNamed) {
                        "interposes\n");
   EXPECT_FALSE(std::filesystem::exists(path("report.json")));
 
+  malloc_of_its_own_ = true;
   r = tleak_run({}, {program("own_malloc_wrapped")});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "own malloc done\n");
@@ -367,9 +368,11 @@ TEST_F(ProgramRun, AMallocBuiltIntoTheExecutableIsNamed) {
   const std::string notes = report_["notes"].dump();
   EXPECT_NE(notes.find("defines malloc, free itself, ahead of tleak's agent in the loader's order: tleak sees only"),
             std::string::npos) << notes;
-  // A program that defines none has no such note.
+  // Programs that define none have no such note (every tleak_run checks): python3.11 too, whose
+  // undefined symbols for malloc and free the loader finds first.
+  malloc_of_its_own_ = false;
   ASSERT_EQ(tleak_run({}, {program("growth"), "leaky"}).exit_code, 0);
-  EXPECT_EQ(report_["notes"].dump().find("defines"), std::string::npos) << report_["notes"];
+  ASSERT_EQ(tleak_run({}, {TLEAK_PYTHON, "-c", "print(1)"}).exit_code, 0);
 }
 
 TEST_F(ProgramRun, ForksWhileOtherThreadsAllocateNeverHangAChild) {
