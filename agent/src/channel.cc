@@ -21,6 +21,10 @@ std::atomic<int> g_fd{-1};
 // number the program is taking over.
 std::atomic<int> g_senders{0};
 volatile std::uint64_t* g_lost = nullptr;
+// The process whose descriptor g_fd is. A vfork child (posix_spawn's too) shares the agent's memory
+// but has a table of descriptors of its own: what it does to the channel's number is its own
+// table's, and must not move the parent's channel to a number only the child has.
+pid_t g_owner = 0;
 
 // The lowest descriptor number the agent's copy may take: far from those a program opens.
 constexpr int kFirstAgentFd = 900;
@@ -71,6 +75,7 @@ bool channel_open(int fd, pid_t tleak, volatile std::uint64_t* lost) {
   const int high = high_copy(fd);
   if (high < 0) return false;
   g_lost = lost;
+  g_owner = getpid();
   // The exit handshake waits for the parent; never forever.
   timeval timeout{120, 0};
   setsockopt(high, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
@@ -124,7 +129,7 @@ bool channel_is(int fd) { return fd >= 0 && fd == g_fd.load(std::memory_order_ac
 int channel_descriptor() { return g_fd.load(std::memory_order_acquire); }
 
 void channel_move_off(int fd) {
-  if (!channel_is(fd)) return;
+  if (!channel_is(fd) || getpid() != g_owner) return;
   const int saved_errno = errno;
   for (;;) {  // no send in flight, and none starts until the move is done
     int expected = 0;

@@ -344,6 +344,20 @@ TEST_F(ProgramRun, AChildOfARawCloneIsNotTheParent) {
   }
 }
 
+// A vfork child shares the parent's memory, the agent's with it, but not its descriptors: one it
+// puts on the agent's channel number before it execs is its own table's. The parent's channel stays
+// (before, it moved to a number only the child had, and the parent's records after the vfork were
+// lost: no exit scan, its leaks unjudged).
+TEST_F(ProgramRun, AVforkChildsDescriptorOnTheChannelsNumberIsItsOwn) {
+  const auto r = tleak_run({}, {program("vfork_dup")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "vfork done\n");
+  EXPECT_TRUE(report_["run"]["program"]["exit_scan"]);
+  EXPECT_EQ(report_["totals"]["leaked_bytes"], 3000);
+  EXPECT_EQ(site_at(at("vfork_dup.c", "LOST"))["leaked_blocks"], 3);
+  EXPECT_EQ(report_["notes"].dump().find("channel"), std::string::npos) << report_["notes"];
+}
+
 // A malloc built into the executable comes before the agent in the loader's order. An arena no
 // call leaves: nothing reached tleak, which says why in one line instead of reporting a program that
 // allocates nothing (exit 2, no report). A wrapper that goes on to the next malloc: its blocks are
