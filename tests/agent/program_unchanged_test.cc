@@ -574,6 +574,19 @@ TEST_F(ProgramRun, CommandsThatCannotRunAreRefusedInOneLine) {
   }
 }
 
+// Without /proc (a mount namespace or a jail that lacks it) tleak cannot follow a program: it says
+// so, rather than that its agent is missing (it finds the agent through /proc/self/exe).
+TEST_F(ProgramRun, WithoutProcTleakSaysSo) {
+  if (run_process("/usr/bin/unshare", {"-m", "/bin/sh", "-c", "umount -l /proc"}).exit_code != 0) {
+    GTEST_SKIP() << "no mount namespace of its own here";
+  }
+  const auto r = run_process("/usr/bin/unshare",
+                             {"-m", "/bin/sh", "-c", "umount -l /proc && exec \"$0\" run -o \"$1\" -- /bin/echo ran",
+                              TLEAK_BINARY, path("report.json")});
+  expect_refused(r, "tleak: /proc is not mounted here (or not readable)", path("report.json"));
+  EXPECT_EQ(r.out, "") << "the program ran";
+}
+
 TEST_F(ProgramRun, AProgramThatDiesAtOnceIsReportedAsKilled) {
   const auto r = tleak_run({}, {"/bin/sh", "-c", "kill -9 $$"});
   EXPECT_EQ(r.exit_code, 3) << r.err;

@@ -436,6 +436,11 @@ Report run_program(const ProgramOptions& o) {
   }
   const ResolvedCommand resolved = resolve_command(o.command[0], !o.record.empty());
   const std::string& path = resolved.path;
+  // tleak finds its agent, the program's threads and its own descriptors for --record there, and the
+  // agent reads the program's memory map there.
+  if (access("/proc/self/maps", R_OK) != 0) {
+    throw ProgramError("/proc is not mounted here (or not readable): tleak and its agent need it to follow a program");
+  }
   if (access(o.agent_path.c_str(), R_OK) != 0) {
     throw ProgramError("the agent library " + o.agent_path + " is missing (is tleak installed whole?)");
   }
