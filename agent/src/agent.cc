@@ -675,6 +675,7 @@ void recording::record_captured_alloc(ThreadBuffer* buffer, const void* address,
     if (__builtin_expect(g_status.load(std::memory_order_relaxed) == kExiting, 0)) {
       late_block_allocated(reinterpret_cast<std::uint64_t>(address), size);
     }
+    buffer->publish();
     buffer->lock.unlock();
     serve_fences(ns);
     step_profile::lap(step_profile::kWrite, &lap);
@@ -695,6 +696,7 @@ void record_free_at(const void* address, std::uint64_t ns) {
     if (__builtin_expect(g_status.load(std::memory_order_relaxed) == kExiting, 0)) {
       late_block_freed(reinterpret_cast<std::uint64_t>(address));
     }
+    buffer->publish();
     buffer->lock.unlock();
     // Frees serve fences too: a program that only frees for a while (an interpreter's teardown
     // frees hundreds of thousands of blocks at once) would otherwise leave tleak's requests for a

@@ -64,6 +64,8 @@ int message_slot_take() {
 
 unsigned char* message_slot_memory(int slot) { return g_slots->slot[slot]; }
 
+std::uint32_t* message_slot_fill(int slot) { return &g_slots->filled[slot].bytes; }
+
 SlotRecord message_slot_sent(int slot, std::uint32_t bytes) {
   // Release: the records are in the slot before the parent can see it sent.
   __atomic_store_n(state_of(slot), kSlotSent, __ATOMIC_RELEASE);

@@ -20,6 +20,8 @@ bool message_slots_open_at(const char* path);
 // (or there are no slots).
 int message_slot_take();
 unsigned char* message_slot_memory(int slot);
+// Where the slot's filler keeps up its count of whole records' bytes (MessageSlots::filled).
+std::uint32_t* message_slot_fill(int slot);
 // Marks the slot sent (the parent frees it once read) and returns the record that names its first
 // `bytes`, for the caller to send where the message would have gone.
 SlotRecord message_slot_sent(int slot, std::uint32_t bytes);

@@ -83,6 +83,7 @@ unsigned char* ThreadBuffer::reserve(std::uint32_t bytes) {
 void ThreadBuffer::send() {
   if (used > 0) {
     if (slot >= 0) {
+      publish();  // a process that dies before the record below went out leaves the slot readable
       const SlotRecord record = message_slot_sent(slot, used);
       slot = -1;
       channel_send(&record, sizeof record);
@@ -99,6 +100,8 @@ void ThreadBuffer::take_slot() {
   if (slot >= 0) return;
   slot = message_slot_take();
   out = slot >= 0 ? message_slot_memory(slot) : data;
+  filled = slot >= 0 ? message_slot_fill(slot) : &own_fill;
+  publish();
 }
 
 void ThreadBuffer::give_back_slot() {
@@ -106,6 +109,7 @@ void ThreadBuffer::give_back_slot() {
   message_slot_give_back(slot);
   slot = -1;
   out = data;
+  filled = &own_fill;
 }
 
 ThreadBuffer* this_thread_buffer() {

@@ -78,6 +78,11 @@ struct ThreadBuffer {
   // was free (the message then goes through the socket).
   unsigned char* out = data;
   int slot = -1;
+  // The count of whole records' bytes in `out` the parent can read if the process dies before it
+  // sends them: the slot's (MessageSlots::filled), or `own_fill` when the records go to `data`,
+  // which dies with the process.
+  std::uint32_t own_fill = 0;
+  std::uint32_t* filled = &own_fill;
   std::uint64_t allocated_since_send = 0;
   // The stacks this thread met, by slot: an allocation names its stack's (SiteRecord).
   SiteCacheEntry cache[kCacheEntries];
@@ -96,6 +101,9 @@ struct ThreadBuffer {
 
   // Room for `bytes` more (sending what is there first if needed). Call with `lock` held.
   unsigned char* reserve(std::uint32_t bytes);
+  // The records written so far are whole: the parent may read them if the process dies now. With
+  // `lock` held, after the last record of an allocation or a free.
+  void publish() { __atomic_store_n(filled, used, __ATOMIC_RELAXED); }
   // Sends what is buffered, and takes a slot for what follows if it had none. Call with `lock`
   // held.
   void send();

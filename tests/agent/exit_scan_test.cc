@@ -355,6 +355,30 @@ TEST_F(ProgramRun, AnExitScanWithoutRoomJudgesNothingAndSaysWhy) {
 // A gate on leaks does not pass a run whose leaks were not looked for: `run --fail-on leak` exits 1
 // and says why, and a check asking for no leak or a bounded verdict fails. A gate on growth alone is
 // not theirs to fail.
+// A program killed, or that leaves by _exit, sends nothing more: its threads' last records were in
+// the message slots it shared with tleak, and are read from there (before, a program killed holding
+// a thousand blocks read as holding none). Every block it held is counted, unjudged.
+TEST_F(ProgramRun, AProgramThatEndsWithoutSendingLeavesItsRecordsInTheSlots) {
+  for (const std::string how : {"kill", "_exit"}) {
+    const auto r = tleak_run({}, {program("killed_holding"), how});
+    EXPECT_EQ(r.exit_code, how == "kill" ? 3 : 0) << r.err;  // killed: the program failed; _exit(0) did not
+    std::int64_t held_bytes = 0, held_blocks = 0;
+    const std::string held = at("killed_holding.c", "HELD");
+    for (const Json& site : report_["sites"]) {
+      const std::string label = site["label"];
+      if (label.size() < held.size() || label.compare(label.size() - held.size(), held.size(), held) != 0) continue;
+      held_bytes += site["unjudged_at_exit_bytes"].get<std::int64_t>();
+      held_blocks += site["unjudged_at_exit_blocks"].get<std::int64_t>();
+      EXPECT_EQ(site["allocations"].get<std::int64_t>(), site["unjudged_at_exit_blocks"].get<std::int64_t>()) << label;
+    }
+    EXPECT_EQ(held_bytes, 100000) << how;
+    EXPECT_EQ(held_blocks, 1000) << how;
+    EXPECT_FALSE(report_["run"]["program"]["exit_scan"]) << how;
+    EXPECT_EQ(report_["totals"]["leaked_bytes"], 0) << how;
+    EXPECT_GE(report_["totals"]["peak_live_bytes"].get<std::int64_t>(), 100000) << how;
+  }
+}
+
 TEST_F(ProgramRun, AGateOnLeaksDoesNotPassARunWithoutAnExitScan) {
   const auto leak = tleak_run({"--fail-on", "leak"}, {program("address_space_full")});
   EXPECT_EQ(leak.exit_code, 1) << leak.err;

@@ -8,6 +8,7 @@
 
 #include <cstring>
 #include <span>
+#include <string>
 
 #include "message_slot_area.h"
 #include "message_slots.h"
@@ -52,6 +53,33 @@ TEST(MessageSlots, ASlotFilledByTheAgentIsReadAsItsMessageAndThenFreeAgain) {
   // A message that is not a slot record is the socket's own.
   const unsigned char other[16] = {4, 0, 0, 0, 16, 0, 0, 0};
   EXPECT_FALSE(area.named_by(other).has_value());
+  agent::message_slots_forget();
+}
+
+// What a process that ended without sending left: the slots it marked sent but never named on the
+// stream, then those it was filling, each up to the count its filler kept of whole records; a slot
+// taken and not written, or free, gives nothing. A count past a slot's end is refused.
+TEST(MessageSlots, WhatAnEndedProcessLeftUnsentIsReadUpToItsWholeRecords) {
+  MessageSlotArea area;
+  ASSERT_TRUE(agent::message_slots_open(area.fd()));
+  const int filling = agent::message_slot_take();
+  const int sent = agent::message_slot_take();
+  const int empty = agent::message_slot_take();
+  const int given_back = agent::message_slot_take();
+  ASSERT_EQ(given_back, 3);
+  agent::message_slot_give_back(given_back);
+  std::memcpy(agent::message_slot_memory(filling), "filling!half-written", 20);
+  *agent::message_slot_fill(filling) = 8;  // the second record was not whole
+  std::memcpy(agent::message_slot_memory(sent), "sent....", 8);
+  *agent::message_slot_fill(sent) = 8;
+  (void)agent::message_slot_sent(sent, 8);
+  *agent::message_slot_fill(empty) = 0;
+  const auto unsent = area.unsent();
+  ASSERT_EQ(unsent.size(), 2u);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(unsent[0].data()), unsent[0].size()), "sent....");
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(unsent[1].data()), unsent[1].size()), "filling!");
+  *agent::message_slot_fill(filling) = agent::kMaxMessageBytes + 8;
+  EXPECT_THROW(area.unsent(), StreamError);
   agent::message_slots_forget();
 }
 

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <optional>
 #include <span>
+#include <vector>
 
 #include "tleak/agent/protocol.h"
 
@@ -32,6 +33,11 @@ class MessageSlotArea {
   std::optional<Named> named_by(std::span<const unsigned char> message) const;
   // The slot read: the agent may fill it again.
   void release(std::uint32_t slot);
+  // What a process that ended without sending left in the slots (only once no process writes in
+  // them): the slots it had marked sent but not named on the stream, then those it was filling,
+  // each up to its last whole record (MessageSlots::filled). Throws StreamError for a count past a
+  // slot's end.
+  std::vector<std::span<const unsigned char>> unsent() const;
 
  private:
   int fd_ = -1;

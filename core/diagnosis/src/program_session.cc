@@ -491,13 +491,14 @@ Report run_program(const ProgramOptions& o) {
   pid_t recorded_pid = o.record.empty() ? child.pid : -1;
   Fd recorded_pidfd;
   bool recorded_ended = false;  // the recorded process, another than the command's own, has ended
+  bool recorded_exited = false;  // and it is gone (its pidfd said so): it writes in no slot
   const auto follow_recorded = [&] {
     if (recorded_pid >= 0 || !source.hello_seen()) return;
     recorded_pid = static_cast<pid_t>(source.pid());
     if (recorded_pid == child.pid) return;
     recorded_pidfd.reset(static_cast<int>(syscall(SYS_pidfd_open, recorded_pid, 0)));
     // Gone already, or no pidfd to wait on (a kernel before 5.3): its stream's end tells.
-    if (recorded_pidfd.get() < 0) recorded_ended = errno == ESRCH;
+    if (recorded_pidfd.get() < 0) recorded_ended = recorded_exited = errno == ESRCH;
   };
   // The recorded process and the command's own, both (SIGKILL, --max-live).
   const auto kill_program = [&](int sig) {
@@ -736,7 +737,7 @@ Report run_program(const ProgramOptions& o) {
         }
       }
       if (fds[3].revents & (POLLIN | POLLHUP)) {
-        recorded_ended = true;
+        recorded_ended = recorded_exited = true;
         // No process claims the recording after it, whatever pid the system gives again.
         __atomic_store_n(&control->recorded_pid, agent::ControlPage::kRecordedEnded, __ATOMIC_RELEASE);
       }
@@ -837,7 +838,21 @@ Report run_program(const ProgramOptions& o) {
     report.run.program->exit_signal = program.exit_signal;
     report.run.duration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   } else {
+    // A program that ended without sending its last records (killed, _exit, its channel taken
+    // away) left them in the message slots: read once no process of it writes there.
+    std::string unsent_problem;
+    if (source.hello_seen() && (recorded_pid == child.pid ? child.exited : recorded_exited)) {
+      try {
+        for (const std::span<const unsigned char> records : slot_area.unsent()) source.consume(records);
+      } catch (const StreamError& e) {
+        unsent_problem = e.what();
+      }
+    }
     build_report();
+    if (!unsent_problem.empty()) {
+      report.notes.push_back("the records the program left unsent in tleak's message slots as it ended could not all "
+                             "be read (" + unsent_problem + "): the last of its allocations and frees may be missing");
+    }
   }
   // A malloc built into the executable: the agent saw none of the calls to it.
   if (const std::uint32_t shadowed = source.shadowed_functions(); shadowed != 0) {

@@ -30,7 +30,8 @@ inline constexpr std::uint32_t kProtocolMagic = 0x6b61656c;  // "leak"
 // and the interpreter's finalizing told (kFinalizing); 14: an exit scan that could not be made
 // says so (kScanFailed); 15: the control page says who tleak is and which process claimed the
 // recording (--record), and what kind each other process is (ControlPage::OtherKind); 16: the hello
-// names the allocation functions the executable defines itself (HelloRecord::shadowed)
+// names the allocation functions the executable defines itself (HelloRecord::shadowed), and the
+// message slots say how much of each a thread has filled (MessageSlots::filled)
 inline constexpr std::uint32_t kProtocolVersion = 16;
 inline constexpr std::uint32_t kMaxMessageBytes = 64 * 1024;
 inline constexpr std::uint32_t kMaxFrames = 64;
@@ -286,11 +287,19 @@ inline constexpr std::uint32_t kMaxThreadStacks = std::uint32_t{1} << 16;
 // to 16 MiB of them.
 inline constexpr std::uint32_t kMessageSlots = 256;
 enum SlotState : std::uint32_t { kSlotFree = 0, kSlotFilling = 1, kSlotSent = 2 };
+// The bytes of whole records a thread has written into the slot it fills, kept up as it writes: a
+// process that ends without sending (killed, _exit) leaves them for the parent to read, where they
+// were lost (a program that allocated 1,000 blocks and was killed read as holding none). A line of
+// its own each: no two threads write the same one on their allocation path.
+struct alignas(64) SlotFill {
+  std::uint32_t bytes;
+};
 struct MessageSlots {
   std::uint64_t magic;       // kProtocolMagic, written by the parent
   std::uint32_t slots;       // kMessageSlots
   std::uint32_t slot_bytes;  // kMaxMessageBytes
   std::uint32_t state[kMessageSlots];  // SlotState
+  SlotFill filled[kMessageSlots];
   alignas(4096) unsigned char slot[kMessageSlots][kMaxMessageBytes];
 };
 struct SlotRecord {
