@@ -83,7 +83,6 @@ unsigned char* ThreadBuffer::reserve(std::uint32_t bytes) {
 void ThreadBuffer::send() {
   if (used > 0) {
     if (slot >= 0) {
-      publish();  // a process that dies before the record below went out leaves the slot readable
       const SlotRecord record = message_slot_sent(slot, used);
       slot = -1;
       channel_send(&record, sizeof record);

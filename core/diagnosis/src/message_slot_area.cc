@@ -58,16 +58,14 @@ void MessageSlotArea::release(std::uint32_t slot) {
 std::vector<std::span<const unsigned char>> MessageSlotArea::unsent() const {
   std::vector<std::span<const unsigned char>> out;
   if (slots_ == nullptr) return out;
-  // A thread's slot marked sent is older than the one it then filled.
-  for (const std::uint32_t state : {agent::kSlotSent, agent::kSlotFilling}) {
-    for (std::uint32_t i = 0; i < agent::kMessageSlots; ++i) {
-      if (__atomic_load_n(&slots_->state[i], __ATOMIC_ACQUIRE) != state) continue;
-      const std::uint32_t bytes = __atomic_load_n(&slots_->filled[i].bytes, __ATOMIC_RELAXED);
-      if (bytes > agent::kMaxMessageBytes) {
-        throw StreamError("slot " + std::to_string(i) + " filled past its end (" + std::to_string(bytes) + " bytes)");
-      }
-      if (bytes > 0) out.emplace_back(slots_->slot[i], bytes);
+  // An image that exec'd left none filling: the new one freed them as it started.
+  for (std::uint32_t i = 0; i < agent::kMessageSlots; ++i) {
+    if (__atomic_load_n(&slots_->state[i], __ATOMIC_ACQUIRE) != agent::kSlotFilling) continue;
+    const std::uint32_t bytes = __atomic_load_n(&slots_->filled[i].bytes, __ATOMIC_RELAXED);
+    if (bytes > agent::kMaxMessageBytes) {
+      throw StreamError("slot " + std::to_string(i) + " filled past its end (" + std::to_string(bytes) + " bytes)");
     }
+    if (bytes > 0) out.emplace_back(slots_->slot[i], bytes);
   }
   return out;
 }

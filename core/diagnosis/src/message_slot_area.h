@@ -34,9 +34,10 @@ class MessageSlotArea {
   // The slot read: the agent may fill it again.
   void release(std::uint32_t slot);
   // What a process that ended without sending left in the slots (only once no process writes in
-  // them): the slots it had marked sent but not named on the stream, then those it was filling,
-  // each up to its last whole record (MessageSlots::filled). Throws StreamError for a count past a
-  // slot's end.
+  // them): those it was filling, each up to its last whole record (MessageSlots::filled). (Not a
+  // slot marked sent whose record never went out, a window of two instructions: an image that
+  // exec'd could leave one too, and its records are not the new image's.) Throws StreamError for a
+  // count past a slot's end.
   std::vector<std::span<const unsigned char>> unsent() const;
 
  private:
