@@ -21,10 +21,9 @@ std::uint32_t shadowed_functions() {
     const void* first = dlsym(RTLD_DEFAULT, kInterposedFunctions[i]);
     Dl_info where{};
     void* entry = nullptr;  // the symbol's ElfW(Sym)
-    if (first != nullptr && dladdr1(first, &where, &entry, RTLD_DL_SYMENT) != 0 &&
-        where.dli_fbase != own.dli_fbase && entry != nullptr && static_cast<const ElfW(Sym)*>(entry)->st_shndx != SHN_UNDEF) {
-      shadowed |= 1u << i;
-    }
+    if (first == nullptr || dladdr1(first, &where, &entry, RTLD_DL_SYMENT) == 0 || entry == nullptr) continue;
+    const bool defined = static_cast<const ElfW(Sym)*>(entry)->st_shndx != SHN_UNDEF;
+    if (where.dli_fbase != own.dli_fbase && defined) shadowed |= 1u << i;
   }
   return shadowed;
 }

@@ -864,8 +864,8 @@ Report run_program(const ProgramOptions& o) {
     const std::string what = "the program's executable (" + source.executable() + ") defines " + names +
                              " itself, ahead of tleak's agent in the loader's order";
     if ((shadowed & agent::kShadowedMalloc) != 0 && report.totals.allocations == 0) {
-      throw ProgramError("no allocation of '" + o.command[0] + "' reached tleak (it ended with " + ended() + "): " + what +
-                         ", and tleak sees a program's blocks only through the calls it interposes");
+      throw ProgramError("no allocation of '" + o.command[0] + "' reached tleak (it ended with " + ended() +
+                         "): " + what + ", and tleak sees a program's blocks only through the calls it interposes");
     }
     report.notes.push_back(what + ": tleak sees only the blocks they take from a function it interposes (the next "
                                   "malloc, by dlsym RTLD_NEXT); the others are not in this report");
