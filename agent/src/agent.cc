@@ -865,7 +865,9 @@ void finish_recording(std::uintptr_t stack_from, const std::uint64_t* registers)
 // this one): what is still allocated is either reachable or leaked. _exit and fatal signals skip
 // this; the parent then reports blocks not freed without telling the two apart.
 __attribute__((destructor)) static void agent_finish() {
-  if (g_status.load(std::memory_order_acquire) != kOn) return;
+  // A vfork child that calls exit() (after a failed exec, where _exit was meant) runs this with the
+  // parent's status: its handshake would end the parent's recording, and scan its heap mid-run.
+  if (g_status.load(std::memory_order_acquire) != kOn || !channel_opened_here()) return;
   if (t_inside) {
     // exit() from a signal handler that interrupted the agent on this thread: its buffer lock is
     // held below us. No scan (the parent reports the blocks left as unjudged), no deadlock.

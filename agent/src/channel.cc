@@ -128,8 +128,10 @@ bool channel_is(int fd) { return fd >= 0 && fd == g_fd.load(std::memory_order_ac
 
 int channel_descriptor() { return g_fd.load(std::memory_order_acquire); }
 
+bool channel_opened_here() { return getpid() == g_owner; }
+
 void channel_move_off(int fd) {
-  if (!channel_is(fd) || getpid() != g_owner) return;
+  if (!channel_is(fd) || !channel_opened_here()) return;
   const int saved_errno = errno;
   for (;;) {  // no send in flight, and none starts until the move is done
     int expected = 0;

@@ -33,5 +33,8 @@ void channel_move_off(int fd);
 bool channel_receive(void* data, std::size_t bytes);
 // In a forked child, the socket belongs to the parent's image: forget it without closing.
 void channel_forget();
+// Whether the calling process is the one that opened the channel: not a vfork child, which shares
+// the agent's memory (and its status) with it until it execs (a system call: not for a hot path).
+bool channel_opened_here();
 
 }  // namespace tleak::agent
