@@ -84,7 +84,11 @@ struct Symbolizer::Dwarf {
       if (m.path.empty() || m.path[0] != '/') continue;  // the vdso and anything not on disk
       if (!reported.emplace(m.start, m.path).second) continue;
       Dwfl_Module* module = dwfl_report_elf(dwfl, m.path.c_str(), m.path.c_str(), -1, m.load_bias, false);
-      if (module == nullptr) continue;
+      if (module == nullptr) {
+        // Gone since the run, unreadable, or tleak out of descriptors: its frames say which.
+        unopened.push_back({m, dwfl_errmsg(-1)});
+        continue;
+      }
       if (!m.build_id.empty()) {
         const unsigned char* bits = nullptr;
         GElf_Addr vaddr = 0;
@@ -116,6 +120,11 @@ struct Symbolizer::Dwarf {
   std::set<std::pair<std::uintptr_t, std::string>> reported;  // (start, path)
   std::deque<Dwfl_Module*> unprepared;
   std::vector<ModuleInfo> stale;
+  struct Unopened {
+    ModuleInfo module;
+    std::string why;
+  };
+  std::vector<Unopened> unopened;
 
   // libdw finds a symbol by scanning the whole symbol table each time; a program's report asks for
   // thousands of addresses in the same few modules. Each module's function symbols, sorted once.
@@ -467,13 +476,20 @@ const Symbolizer::Resolved& Symbolizer::resolve(std::uintptr_t return_address) {
     dwarf_->report();
     module = dwfl_addrmodule(dwarf_->dwfl, pc);
   }
+  // A module whose symbols cannot be read: named, with the reason, rather than a bare "??".
+  const auto unnamed = [&](const ModuleInfo& m, const std::string& why) {
+    const auto slash = m.path.rfind('/');
+    frame.module = m.path.substr(slash == std::string::npos ? 0 : slash + 1);
+    frame.module_offset = return_address - m.load_bias;
+    frame.function = "?? (" + frame.module + " " + why + ")";
+    module = nullptr;
+  };
   for (const ModuleInfo& m : dwarf_->stale) {
-    if (pc >= m.start && pc < m.end) {
-      const auto slash = m.path.rfind('/');
-      frame.module = m.path.substr(slash == std::string::npos ? 0 : slash + 1);
-      frame.module_offset = return_address - m.load_bias;
-      frame.function = "?? (" + frame.module + " changed since the run)";
-      module = nullptr;
+    if (pc >= m.start && pc < m.end) unnamed(m, "changed since the run");
+  }
+  if (module == nullptr) {
+    for (const auto& [m, why] : dwarf_->unopened) {
+      if (pc >= m.start && pc < m.end) unnamed(m, "could not be opened: " + why);
     }
   }
   if (module != nullptr) {

@@ -1,6 +1,8 @@
 #include "tleak/symbolizer.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <string>
@@ -86,6 +88,28 @@ TEST(Symbolizer, ModulesAddedAndReadAheadResolveAsThoseGivenAtOnce) {
 
   const Frame& frame = ahead.symbolize(address);
   expect_same_frame(frame, expected);
+}
+
+// A module whose file cannot be opened (here: no descriptor left, as under a low hard limit) names
+// its frames with the module and the reason, not a bare "??" that reads as code of no module.
+TEST(Symbolizer, AModuleThatCannotBeOpenedSaysWhy) {
+  const std::uintptr_t address = return_address_into_this_test();
+  const std::vector<ModuleInfo> modules = own_modules();
+  rlimit given{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &given), 0);
+  std::vector<int> fillers;
+  for (int fd; (fd = dup(2)) >= 0 && fillers.size() < 100000;) fillers.push_back(fd);
+  // Every number taken, the limit just above: nothing more can be opened.
+  rlimit low = given;
+  low.rlim_cur = static_cast<rlim_t>(fillers.empty() ? 3 : fillers.back() + 1);
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &low), 0);
+  Symbolizer symbolizer(modules);
+  for (const int fd : fillers) close(fd);
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &given), 0);
+  const Frame& frame = symbolizer.symbolize(address);
+  EXPECT_EQ(frame.module, "allocator_tests");
+  EXPECT_EQ(frame.function.rfind("?? (allocator_tests could not be opened: ", 0), 0u) << frame.function;
+  EXPECT_GT(frame.module_offset, 0u);
 }
 
 TEST(Demangle, ReadableNamesAndPassThrough) {
