@@ -82,9 +82,11 @@ export function shortFunction(name) {
 }
 
 export function frameName(frame) {
-  // No symbol covers it (a stripped module): its place in its module, as the text summary says it;
-  // under one "??" every such frame of a module would merge into one node.
-  if ((!frame.function || frame.function === "??") && frame.module) return `${frame.module}+0x${(frame.offset || 0).toString(16)}`;
+  // No symbol covers it (a stripped module, or one tleak could not read: "?? (why)"): its place in
+  // its module, as the text summary says it; under one "??" every such frame of a module would merge
+  // into one node.
+  const unnamed = !frame.function || frame.function === "??" || frame.function.startsWith("?? (");
+  if (unnamed && frame.module) return `${frame.module}+0x${(frame.offset || 0).toString(16)}`;
   const where = frame.file ? ` (${frame.file.split("/").pop()}:${frame.line})` : frame.module ? ` (${frame.module})` : "";
   return `${shortFunction(frame.function) || "??"}${where}`;
 }

@@ -49,7 +49,11 @@ std::size_t user_python_frame(const std::vector<Frame>& frames, PythonUsersCode 
 
 }  // namespace
 
-bool frame_has_name(const Frame& frame) { return !frame.function.empty() && frame.function != "??"; }
+bool frame_has_name(const Frame& frame) {
+  // "?? (libfoo.so changed since the run)", "?? (... could not be opened: ...)": the symbolizer's
+  // reason, one for every address of the module, which would make its frames one.
+  return !frame.function.empty() && frame.function != "??" && !frame.function.starts_with("?? (");
+}
 
 std::string frame_short_name(const Frame& frame) {
   // A Python function's name is no C++ name to shorten ("Model.<locals>.step"), and tleak's own

@@ -186,7 +186,8 @@ std::string_view file_name(std::string_view path);
 bool is_allocation_plumbing(const Frame& frame);
 // Index of the frame the label names: the first outside allocation plumbing and tleak's runtime.
 std::size_t user_frame_index(const std::vector<Frame>& frames, PythonUsersCode mine = {});
-// Whether a symbol names the frame's function (none does in a stripped module: "??").
+// Whether a symbol names the frame's function (none does in a stripped module, "??", nor in one the
+// symbolizer could not read, "?? (why)").
 bool frame_has_name(const Frame& frame);
 // How a frame is named in labels and text: its short function, or where no symbol names it (a
 // stripped program), its place in its module, "cat+0x4a2f", which addr2line or a debugger turns
