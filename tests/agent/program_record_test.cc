@@ -28,13 +28,6 @@ class RecordRun : public ProgramRun {
     ADD_FAILURE() << "no note on the process recorded in " << report_["notes"];
     return {};
   }
-  // Refused in one line naming the problem, exit 2, no report.
-  void expect_refused(const tleak::testing::ProcessResult& r, const std::string& words) const {
-    EXPECT_EQ(r.exit_code, 2) << r.err;
-    EXPECT_NE(r.err.find(words), std::string::npos) << r.err;
-    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-    EXPECT_FALSE(std::filesystem::exists(path("report.json")));
-  }
 };
 
 // The shell does not exec the program (a command follows it): without --record tleak would record

@@ -113,6 +113,14 @@ class ProgramRun : public ::testing::Test {
     return result;
   }
 
+  // Refused in one line naming the problem (`words`), exit 2, no report.
+  void expect_refused(const tleak::testing::ProcessResult& r, const std::string& words) const {
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find(words), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(path("report.json")));
+  }
+
   // A test program's standard output under `tleak run` (exit 0) and run plain (exit 0).
   void expect_output_recorded_and_plain(const std::string& name, const std::string& recorded, const std::string& plain) {
     const auto r = tleak_run({}, {program(name)});

@@ -536,26 +536,18 @@ TEST_F(ProgramRun, ACopiedTleakSaysWhatItMisses) {
   EXPECT_EQ(r.err.find(note), std::string::npos) << r.err;
 }
 
-// One line on stderr, exit 2, no report.
-void expect_refused(const tleak::testing::ProcessResult& r, const std::string& words, const std::string& report) {
-  EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_NE(r.err.find(words), std::string::npos) << r.err;
-  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-  EXPECT_FALSE(std::filesystem::exists(report));
-}
-
 TEST_F(ProgramRun, CommandsThatCannotRunAreRefusedInOneLine) {
-  expect_refused(tleak_run({}, {"no-such-command-tleak"}), "command not found", path("report.json"));
-  expect_refused(tleak_run({}, {"/nonexistent/prog"}), "No such file", path("report.json"));
+  expect_refused(tleak_run({}, {"no-such-command-tleak"}), "command not found");
+  expect_refused(tleak_run({}, {"/nonexistent/prog"}), "No such file");
   const std::string text = path("not-executable");
   std::ofstream(text) << "data\n";
-  expect_refused(tleak_run({}, {text}), "not executable", path("report.json"));
-  expect_refused(tleak_run({}, {dir_.string()}), "directory", path("report.json"));
-  expect_refused(tleak_run({}, {program("static_program")}), "statically linked", path("report.json"));
+  expect_refused(tleak_run({}, {text}), "not executable");
+  expect_refused(tleak_run({}, {dir_.string()}), "directory");
+  expect_refused(tleak_run({}, {program("static_program")}), "statically linked");
   // Its malloc is AddressSanitizer's: tleak would see nothing, or (its runtime as a library) the
   // program would refuse to start behind the agent with a message that blamed neither.
   const auto sanitized = tleak_run({}, {program("sanitized_program")});
-  expect_refused(sanitized, "built with AddressSanitizer", path("report.json"));
+  expect_refused(sanitized, "built with AddressSanitizer");
   EXPECT_EQ(sanitized.out, "") << "the program ran";
   // Set-user-ID to another user (nobody): the loader would ignore LD_PRELOAD, and the program must
   // not run for nothing.
@@ -565,26 +557,24 @@ TEST_F(ProgramRun, CommandsThatCannotRunAreRefusedInOneLine) {
     ASSERT_EQ(chown(setuid.c_str(), 65534, static_cast<gid_t>(-1)), 0);
     ASSERT_EQ(chmod(setuid.c_str(), 04755), 0);
     const auto r = tleak_run({}, {setuid, "leaky"});
-    expect_refused(r, "set-user-ID", path("report.json"));
+    expect_refused(r, "set-user-ID");
     EXPECT_EQ(r.out, "") << "the program ran";
   }
-  expect_refused(run_process(TLEAK_BINARY, {"run", "--"}), "nothing after --", path("report.json"));
-  expect_refused(run_process(TLEAK_BINARY, {"run", "append-loop", "--", "/bin/true"}), "not both", path("report.json"));
-  expect_refused(tleak_run({"--max-live", "-5"}, {"/bin/true"}), "--max-live", path("report.json"));
-  expect_refused(tleak_run({"--max-live", "1e30"}, {"/bin/true"}), "out of range", path("report.json"));
-  expect_refused(tleak_run({"--sample-every", "nan"}, {"/bin/true"}), "--sample-every", path("report.json"));
-  expect_refused(tleak_run({"--sample-every", "2h"}, {"/bin/true"}), "out of range (1 ms to 1 hour)", path("report.json"));
-  expect_refused(tleak_run({"--sample-every", "1d"}, {"/bin/true"}), "unknown unit in '1d' (use ms, s, m or h)",
-                 path("report.json"));
-  expect_refused(tleak_run({"--snapshot-signal", "KILL"}, {"/bin/true"}), "--snapshot-signal", path("report.json"));
+  expect_refused(run_process(TLEAK_BINARY, {"run", "--"}), "nothing after --");
+  expect_refused(run_process(TLEAK_BINARY, {"run", "append-loop", "--", "/bin/true"}), "not both");
+  expect_refused(tleak_run({"--max-live", "-5"}, {"/bin/true"}), "--max-live");
+  expect_refused(tleak_run({"--max-live", "1e30"}, {"/bin/true"}), "out of range");
+  expect_refused(tleak_run({"--sample-every", "nan"}, {"/bin/true"}), "--sample-every");
+  expect_refused(tleak_run({"--sample-every", "2h"}, {"/bin/true"}), "out of range (1 ms to 1 hour)");
+  expect_refused(tleak_run({"--sample-every", "1d"}, {"/bin/true"}), "unknown unit in '1d' (use ms, s, m or h)");
+  expect_refused(tleak_run({"--snapshot-signal", "KILL"}, {"/bin/true"}), "--snapshot-signal");
   // Where the report cannot be written (here /proc, which refuses to create files even for root, as
   // a read-only mount does), tleak says so before the program runs: it prints nothing.
   for (const std::vector<std::string>& where : {std::vector<std::string>{"-o", "/proc/tleak-report.json"}, {}}) {
     std::vector<std::string> args = {"-c", "cd /proc && exec \"$0\" run \"$@\" -- /bin/echo ran", TLEAK_BINARY};
     args.insert(args.end(), where.begin(), where.end());
     const auto r = run_process("/bin/sh", args);
-    expect_refused(r, where.empty() ? "cannot write the report in the current directory (/proc)" : "/proc/tleak-report.json",
-                   path("report.json"));
+    expect_refused(r, where.empty() ? "cannot write the report in the current directory (/proc)" : "/proc/tleak-report.json");
     EXPECT_EQ(r.out, "") << "the program ran";
   }
 }
@@ -612,7 +602,7 @@ TEST_F(ProgramRun, WithoutProcTleakSaysSo) {
   const auto r = run_process("/usr/bin/unshare",
                              {"-m", "/bin/sh", "-c", "umount -l /proc && exec \"$0\" run -o \"$1\" -- /bin/echo ran",
                               TLEAK_BINARY, path("report.json")});
-  expect_refused(r, "tleak: /proc is not mounted here (or not readable)", path("report.json"));
+  expect_refused(r, "tleak: /proc is not mounted here (or not readable)");
   EXPECT_EQ(r.out, "") << "the program ran";
 }
 

@@ -154,16 +154,16 @@ std::string other_processes_note(const OtherProcesses& others, const std::string
   // without the agent (static, set-user-ID, environment cleared) never says so.
   const std::string started = "the program started at least " +
                               counted(others.count, "other process", "other processes") + " (" + others.list + ")";
+  // What the processes ran is known only if every one found an entry in the control page.
+  const bool all_listed = others.count <= agent::ControlPage::kOtherProcessEntries;
   // Only forked copies (a multiprocessing pool's workers): --record, which names a program started
   // anew, cannot record one.
-  if (others.programs.empty() && others.count <= agent::ControlPage::kOtherProcessEntries) {
+  if (others.programs.empty() && all_listed) {
     return started + ", which tleak does not record: it records the process it starts and the programs that process "
                      "execs, not the copies of itself it forks (what they allocate after the fork is not seen)";
   }
   // One program run by the others (a wrapper script's work): the option that records it, spelt out.
-  const std::string record_it = others.programs.size() == 1 && others.count <= agent::ControlPage::kOtherProcessEntries
-                                    ? *others.programs.begin()
-                                    : "NAME";
+  const std::string record_it = others.programs.size() == 1 && all_listed ? *others.programs.begin() : "NAME";
   return started + ", which tleak does not record: it records the process it starts and the programs that process "
                    "execs; to diagnose another one, run tleak on its command, have the script exec it, or name its "
                    "program: --record " + record_it;
