@@ -21,6 +21,7 @@
 #include "channel.h"
 #include "code_range.h"
 #include "control_page.h"
+#include "ended_stacks.h"
 #include "exit_frame.h"
 #include "fast_unwind.h"
 #include "late_blocks.h"
@@ -345,6 +346,7 @@ void exit_handshake(std::uintptr_t stack_from, const std::uint64_t* registers) {
     return;
   }
   const std::uint64_t late_count = late_blocks(late, kMaxLateBlocks);
+  static EndedStack ended[kMaxEndedStacks];  // in the agent's bss, which the scan does not read
   const ThreadRoots threads{.stack_from = stack_from,
                             .registers = root_registers,
                             .register_count = root_words,
@@ -352,7 +354,10 @@ void exit_handshake(std::uintptr_t stack_from, const std::uint64_t* registers) {
                             .thread_stacks = thread_stacks,
                             .thread_stack_count = header.thread_stacks,
                             .late_blocks = late,
-                            .late_block_count = late_count};
+                            .late_block_count = late_count,
+                            .every_thread_read = (header.flags & kEveryThreadRead) != 0,
+                            .ended_stacks = ended,
+                            .ended_stack_count = ended_stacks(ended)};
   const ScanResult scanned_roots = scan_reachability(blocks, n, bitmap, work, kinds, kind_count,
                                                      with_pools ? &pools : nullptr, threads, g_malloc_is_c_library);
   if (scanned_roots.failure != ScanFailure::kNone) {

@@ -46,4 +46,21 @@ int walk_by_steps(unsigned char* state_bytes, void** out, int count) {
   return depth;
 }
 
+int stack_pointers_by_steps(unsigned char* state_bytes, std::uintptr_t* out, int count) {
+  auto* state = reinterpret_cast<State*>(state_bytes);
+  if (count <= 0 || unw_getcontext(&state->context) != 0 ||
+      unw_init_local(&state->cursor, &state->context) != 0) {
+    return -1;
+  }
+  int depth = 0;
+  for (;;) {
+    const int stepped = unw_step(&state->cursor);
+    if (stepped == 0) return depth;
+    if (stepped < 0 || depth == count) return -1;
+    unw_word_t sp = 0;
+    if (unw_get_reg(&state->cursor, UNW_REG_SP, &sp) != 0) return -1;
+    out[depth++] = sp;
+  }
+}
+
 }  // namespace tleak::agent

@@ -14,6 +14,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 
 namespace tleak::agent {
 
@@ -32,5 +33,10 @@ void libunwind_after_unload();
 // Return addresses of the calling function's stack, its own first (as unw_backtrace gives them
 // to its caller), up to `count`; `state` is kLibunwindStateBytes of the thread's scratch.
 [[gnu::noinline]] int walk_by_steps(unsigned char* state, void** out, int count);
+
+// The stack pointer of each frame of the calling function's stack, its caller's first, up to the
+// outermost; their count, or -1 when the walk did not reach the stack's end within `count` frames.
+// `state` as for walk_by_steps.
+[[gnu::noinline]] int stack_pointers_by_steps(unsigned char* state, std::uintptr_t* out, int count);
 
 }  // namespace tleak::agent

@@ -11,6 +11,7 @@
 
 #include "agent_memory.h"
 #include "allocator_regions.h"
+#include "glibc_heaps.h"
 #include "granule_set.h"
 #include "memory_map.h"
 #include "object_pools.h"
@@ -373,19 +374,37 @@ bool starts_with(const char* s, const char* prefix) { return std::strncmp(s, pre
     // A main thread that ended (pthread_exit) left its frames behind, stale: only the program's
     // arguments, environment and auxiliary vector above them are still the process's.
     if (ended_main_stack >= start && ended_main_stack < end && ended_main_stack > from) from = ended_main_stack;
-    // Minus the regions left out (above).
-    for (int r = 0; r < own_count && from < end; ++r) {
-      if (own[r].end <= from || own[r].start >= end) continue;
-      if (own[r].start > from) {
-        scan.gaps(from, own[r].start);
-        scanned += own[r].start - from;
+    // A stack no living thread stands in, left by a thread that ended: from where that thread left off.
+    if (from == start && threads.every_thread_read) {
+      from = ended_thread_stack_floor(threads.ended_stacks, threads.ended_stack_count, threads.thread_stacks,
+                                      threads.thread_stack_count, stack_pointer, start, end);
+    }
+    // [from, to) minus the regions left out (above).
+    const auto read = [&](std::uint64_t at, std::uint64_t to) {
+      for (int r = 0; r < own_count && at < to; ++r) {
+        if (own[r].end <= at || own[r].start >= to) continue;
+        if (own[r].start > at) {
+          scan.gaps(at, own[r].start);
+          scanned += own[r].start - at;
+        }
+        at = own[r].end;
       }
-      from = own[r].end;
+      if (at < to) {
+        scan.gaps(at, to);
+        scanned += to - at;
+      }
+    };
+    // Minus glibc's heaps, wherever one begins in the mapping (glibc_heaps.h).
+    if (scan.glibc_chunks) {
+      for (std::uint64_t at = (start + kGlibcHeapAlignment - 1) / kGlibcHeapAlignment * kGlibcHeapAlignment;
+           at < end && at >= start; at += kGlibcHeapAlignment) {
+        const std::uint64_t heap = glibc_heap_at(at, end);
+        if (heap == 0) continue;
+        if (at > from) read(from, at);
+        from = std::max(from, at + heap);
+      }
     }
-    if (from < end) {
-      scan.gaps(from, end);
-      scanned += end - from;
-    }
+    if (from < end) read(from, end);
   }
   unmap_pages(maps, kMapsBytes);
   return scanned;

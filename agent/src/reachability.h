@@ -19,6 +19,7 @@
 
 #include <cstdint>
 
+#include "ended_stacks.h"
 #include "object_pools.h"
 #include "tleak/agent/protocol.h"
 
@@ -62,6 +63,12 @@ struct ThreadRoots {
   // through the kernel (a thread tleak could not stop may free one meanwhile).
   const LiveBlock* late_blocks = nullptr;
   std::uint64_t late_block_count = 0;
+  // Every other thread's stack pointer is in `thread_stacks` (kEveryThreadRead): a stack where none
+  // lies is no living thread's, and one of the threads that ended (`ended_stacks`) is read from
+  // where it left off (ended_stacks.h).
+  bool every_thread_read = false;
+  const EndedStack* ended_stacks = nullptr;
+  int ended_stack_count = 0;
 };
 
 // What a scan read, or why it could not be made (then no bit of its answer means anything: with

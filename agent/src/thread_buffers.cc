@@ -4,8 +4,10 @@
 
 #include <new>
 
+#include "agent.h"
 #include "agent_memory.h"
 #include "channel.h"
+#include "ended_stacks.h"
 #include "message_slots.h"
 #include "stack_room.h"
 
@@ -37,6 +39,10 @@ void on_thread_exit(void* value) {
   if (on_main_thread()) g_main_thread_ended.store(true, std::memory_order_release);
   auto* buffer = static_cast<ThreadBuffer*>(value);
   if (buffer == nullptr || g_forgotten.load(std::memory_order_acquire)) return;
+  if (!on_main_thread()) {
+    const PassThrough inside;  // what libunwind's walk might allocate is not the program's
+    note_thread_ended(buffer->scratch.libunwind_state);
+  }
   buffer->lock.lock();
   buffer->send();
   // An idle buffer holds no slot: threads that come and go would leave none for the others.

@@ -100,6 +100,48 @@ TEST_F(ProgramRun, AWaitingThreadsDeadFramesKeepNoBlockReachable) {
   EXPECT_EQ(memcheck_figure(m.err, "definitely lost") + memcheck_figure(m.err, "indirectly lost"), 900) << m.err;
 }
 
+// Threads that ended left their stacks to the C library, which keeps them for the next threads
+// (tests/programs/ended_thread_stacks.c): their dead frames hold copies of lost blocks' addresses.
+// Read from where each thread left off, as memcheck reads them, they keep nothing reachable. A
+// thread started on such a stack is read from its own stack pointer (its local keeps its block
+// reachable), and a thread never joined keeps its result reachable through its descriptor.
+TEST_F(ProgramRun, AnEndedThreadsStackKeepsNoBlockReachable) {
+  for (int run = 0; run < 2; ++run) {
+    const auto r = tleak_run({}, {program("ended_thread_stacks"), "joined"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, "exiting\n");
+    EXPECT_EQ(site_at(at("ended_thread_stacks.c", "STALE"))["leaked_bytes"], 2700) << run;
+    EXPECT_EQ(report_["totals"]["leaked_bytes"], 2700) << run;
+  }
+  const auto r = tleak_run({}, {program("ended_thread_stacks"), "reused"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(site_at(at("ended_thread_stacks.c", "STALE"))["leaked_bytes"], 900);
+  EXPECT_EQ(site_at(at("ended_thread_stacks.c", "HELD"))["reachable_at_exit_bytes"], 1200);
+  EXPECT_EQ(site_at(at("ended_thread_stacks.c", "RESULT"))["reachable_at_exit_bytes"], 1500);
+  EXPECT_EQ(report_["totals"]["leaked_bytes"], 900);
+  for (const char* mode : {"joined", "reused"}) {
+    const auto m = run_process(VALGRIND_PROGRAM, {"--leak-check=full", program("ended_thread_stacks"), mode});
+    ASSERT_EQ(m.exit_code, 0) << m.err;
+    EXPECT_EQ(memcheck_figure(m.err, "definitely lost") + memcheck_figure(m.err, "indirectly lost"),
+              std::string(mode) == "joined" ? 2700 : 900)
+        << m.err;
+  }
+}
+
+// A worker's own malloc heap (a glibc arena), left with no block in use as it ended, still holds
+// in a freed table the address of a block the program then lost (tests/programs/emptied_arena.c):
+// a heap is no root, and the block is a leak, as memcheck says.
+TEST_F(ProgramRun, AnEmptiedThreadHeapKeepsNoBlockReachable) {
+  const auto r = tleak_run({}, {program("emptied_arena")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "exiting\n");
+  EXPECT_EQ(site_at(at("emptied_arena.c", "LOST"))["leaked_bytes"], 3000);
+  EXPECT_EQ(report_["totals"]["leaked_bytes"], 3000);
+  const auto m = run_process(VALGRIND_PROGRAM, {"--leak-check=full", program("emptied_arena")});
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  EXPECT_EQ(memcheck_figure(m.err, "definitely lost") + memcheck_figure(m.err, "indirectly lost"), 3000) << m.err;
+}
+
 // More blocks live at exit than the exit scan's answer holds bits for in one message: the answer
 // comes in pieces, and the blocks judged by a later piece (the lost ones, highest in the heap) are
 // judged by their own bits.

@@ -182,7 +182,8 @@ void send_live_list(int fd, const std::vector<std::uint64_t>& pairs, OtherThread
   if (registers.size() > agent::kMaxRegisterWords) registers.resize(agent::kMaxRegisterWords);
   if (!every_thread_sent) threads.stacks.clear();
   const agent::LiveListHeader header{agent::kProtocolMagic, static_cast<std::uint32_t>(registers.size()),
-                                     pairs.size() / 2, static_cast<std::uint32_t>(threads.stacks.size()), 0};
+                                     pairs.size() / 2, static_cast<std::uint32_t>(threads.stacks.size()),
+                                     every_thread_sent ? agent::kEveryThreadRead : 0};
   const std::size_t stack_bytes = threads.stacks.size() * sizeof(agent::ThreadStack);
   std::vector<unsigned char> bytes(sizeof header + (pairs.size() + registers.size()) * 8 + stack_bytes);
   unsigned char* at = bytes.data();

@@ -31,8 +31,9 @@ inline constexpr std::uint32_t kProtocolMagic = 0x6b61656c;  // "leak"
 // says so (kScanFailed); 15: the control page says who tleak is and which process claimed the
 // recording (--record), and what kind each other process is (ControlPage::OtherKind); 16: the hello
 // names the allocation functions the executable defines itself (HelloRecord::shadowed), and the
-// message slots say how much of each a thread has filled (MessageSlots::filled)
-inline constexpr std::uint32_t kProtocolVersion = 16;
+// message slots say how much of each a thread has filled (MessageSlots::filled); 17: the live list
+// says whether every other thread was read (LiveListHeader::flags)
+inline constexpr std::uint32_t kProtocolVersion = 17;
 inline constexpr std::uint32_t kMaxMessageBytes = 64 * 1024;
 inline constexpr std::uint32_t kMaxFrames = 64;
 // The widest line whose columns a Python frame record names (PythonFrameRecord::column), in bytes.
@@ -259,8 +260,12 @@ struct LiveListHeader {
   std::uint32_t register_words;
   std::uint64_t blocks;
   std::uint32_t thread_stacks;
-  std::uint32_t reserved;
+  std::uint32_t flags;  // kEveryThreadRead
 };
+// Every other thread of the program was read, and its stack pointer is among the ThreadStack
+// entries (none when there is no other thread): a stack mapping none of them lies in is no living
+// thread's.
+inline constexpr std::uint32_t kEveryThreadRead = 1;
 inline constexpr std::uint32_t kMaxRegisterWords = std::uint32_t{1} << 20;
 // Where a thread stood as its registers were read: its stack pointer, and its thread pointer (the C
 // library's thread descriptor, which lies at the top of a stack the library made). The exit scan
