@@ -93,7 +93,7 @@ TEST_F(ProgramRun, AWaitingThreadsDeadFramesKeepNoBlockReachable) {
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(r.out, "exiting\n");
     EXPECT_EQ(report_["totals"]["leaked_bytes"], 900) << run;
-    EXPECT_EQ(site_at(at("stale_stack_words.c", "STALE"))["leaked_bytes"], 900) << run;
+    EXPECT_EQ(site_at(at("dead_frames.h", "STALE"))["leaked_bytes"], 900) << run;
   }
   const auto m = run_process(VALGRIND_PROGRAM, {"--leak-check=full", program("stale_stack_words")});
   ASSERT_EQ(m.exit_code, 0) << m.err;
@@ -110,12 +110,12 @@ TEST_F(ProgramRun, AnEndedThreadsStackKeepsNoBlockReachable) {
     const auto r = tleak_run({}, {program("ended_thread_stacks"), "joined"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(r.out, "exiting\n");
-    EXPECT_EQ(site_at(at("ended_thread_stacks.c", "STALE"))["leaked_bytes"], 2700) << run;
+    EXPECT_EQ(site_at(at("dead_frames.h", "STALE"))["leaked_bytes"], 2700) << run;
     EXPECT_EQ(report_["totals"]["leaked_bytes"], 2700) << run;
   }
   const auto r = tleak_run({}, {program("ended_thread_stacks"), "reused"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(site_at(at("ended_thread_stacks.c", "STALE"))["leaked_bytes"], 900);
+  EXPECT_EQ(site_at(at("dead_frames.h", "STALE"))["leaked_bytes"], 900);
   EXPECT_EQ(site_at(at("ended_thread_stacks.c", "HELD"))["reachable_at_exit_bytes"], 1200);
   EXPECT_EQ(site_at(at("ended_thread_stacks.c", "RESULT"))["reachable_at_exit_bytes"], 1500);
   EXPECT_EQ(report_["totals"]["leaked_bytes"], 900);

@@ -3,54 +3,32 @@
  * its address in its frame, then ends and is joined: memcheck reads no stack below where its thread
  * left off and calls the block lost; so must tleak (it read the ended thread's stack whole, and
  * called the block reachable).
- *   joined: three workers, one after another: directly lost 3 x 900 B (STALE)
+ *   joined: three workers, one after another: directly lost 3 x 900 B (STALE, in dead_frames.h)
  *   reused: one worker, then a thread started on its stack, which holds a block in a local as
  *           the program exits (HELD, reachable), and a thread never joined whose result is a block
- *           (RESULT: its descriptor holds it, reachable for memcheck too): directly lost 900 B
- * x86-64: the waiting thread's system call is written out, as in stale_stack_words.c. */
+ *           (RESULT: its descriptor holds it, reachable for memcheck too): directly lost 900 B */
 #include <pthread.h>
-#include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
+
+#include "dead_frames.h"
 
 static int pipe_fds[2];
 static volatile int holding;
 
-__attribute__((noinline)) static void leave_copies(uintptr_t address) {
-  volatile uintptr_t copies[256];
-  for (int i = 0; i < 256; ++i) copies[i] = address;
-}
-
-__attribute__((noinline)) static void lose(void) {
-  volatile uintptr_t spacer[64];
-  for (int i = 0; i < 64; ++i) spacer[i] = 0;
-  char* lost = malloc(900); /* STALE */
-  memset(lost, 3, 900);
-  leave_copies((uintptr_t)lost);
-  spacer[1] = spacer[0]; /* after the call: no tail call into this frame's place */
-}
-
 static void* loser(void* unused) {
   (void)unused;
-  lose();
+  lose_in_dead_frames();
   return NULL;
 }
 
-/* Blocks until the program has exited, its block's address in its frame and nowhere else. */
+/* Waits until the program has exited, its block's address in its frame and nowhere else. */
 static void* holder(void* unused) {
   (void)unused;
   char* volatile held = malloc(1200); /* HELD */
   memset(held, 4, 1200);
   holding = 1;
-  long result = SYS_read;
-  char byte;
-  __asm__ volatile("xor %%r8d, %%r8d\n\txor %%r9d, %%r9d\n\txor %%r10d, %%r10d\n\tsyscall"
-                   : "+a"(result)
-                   : "D"((long)pipe_fds[0]), "S"(&byte), "d"(1L)
-                   : "rcx", "r8", "r9", "r10", "r11", "memory");
+  wait_in_read(pipe_fds[0]);
   return (void*)held;
 }
 
