@@ -189,6 +189,34 @@ TEST_F(ProgramRun, APluginLoadedByARelativeNameIsStillNamed) {
   EXPECT_EQ(s["frames"][0]["module"], "libdlopen_plugin.so");
 }
 
+// A plugin whose file another build replaced while the program ran (tests/programs/plugin_replaced.c):
+// its frames are not named from the new file's symbols, which describe other code, but by their place
+// in the module, and a note says why, in the JSON and in the text.
+TEST_F(ProgramRun, APluginReplacedSinceTheRunIsNamedByPlaceAndANoteSaysWhy) {
+  std::filesystem::copy_file(program("libframe_plugin_8.so"), path("plugin.so"));
+  std::filesystem::copy_file(program("libframe_plugin_104.so"), path("next.so"));
+  const auto r = tleak_run({}, {program("plugin_replaced"), path("plugin.so"), path("next.so")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "replaced\n");
+  const std::string note =
+      "the symbols of 1 module could not be read, so its frames are named by their place in it: plugin.so changed "
+      "since the run";
+  EXPECT_EQ(report_["notes"], Json::array({note}));
+  EXPECT_NE(r.err.find("note: " + note), std::string::npos) << r.err;
+  EXPECT_EQ(report_["totals"]["leaked_bytes"], 700);
+  const Json* lost = nullptr;
+  for (const Json& s : report_["sites"]) {
+    if (s["leaked_bytes"] == 700) lost = &s;
+  }
+  ASSERT_NE(lost, nullptr) << report_["sites"].dump(1).substr(0, 4000);
+  const Json& frames = (*lost)["frames"];
+  EXPECT_EQ(frames[0]["function"], "?? (plugin.so changed since the run)");
+  EXPECT_EQ(frames[0]["module"], "plugin.so");
+  EXPECT_EQ(frames[1]["function"], "main");
+  EXPECT_EQ(frames[1]["line"], line_of("plugin_replaced.c", "LOST"));
+  EXPECT_EQ((*lost)["label"].get<std::string>().rfind("plugin.so+0x", 0), 0u) << (*lost)["label"];
+}
+
 // Allocations in inlined library code (std::vector at -O2) are named by the function that holds
 // the code and that function's own line, where it called the inlined code; the functions inlined
 // there come before it, as addr2line -i reads them from the debug info.

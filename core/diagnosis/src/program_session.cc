@@ -34,6 +34,7 @@
 #include "record_listener.h"
 #include "thread_registers.h"
 #include "unique_fd.h"
+#include "unnamed_modules_note.h"
 #include "tleak/agent/protocol.h"
 #include "tleak/agent/python_files.h"
 #include "tleak/diagnosis/agent_source.h"
@@ -556,6 +557,7 @@ Report run_program(const ProgramOptions& o) {
     out.run.program = info;
     fill_report(out, rec, o.thresholds, {}, [&source](SiteId s) { return source.stack(s); },
                 [&](std::uintptr_t word, std::vector<Frame>& stack) { source.resolve(word, symbolizer, stack); }, o.max_sites, judged);
+    if (std::string note = unnamed_modules_note(out.sites); !note.empty()) out.notes.push_back(std::move(note));
     out.run.duration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   };
   source.on_snapshot = [&](const std::string& name) {
