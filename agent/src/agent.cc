@@ -290,6 +290,27 @@ void send_buffers_and_stop_tracking() {
   g_fence_lock.unlock();
 }
 
+}  // namespace
+
+void stop_recording_for_sandbox() {
+  if (g_status.load(std::memory_order_acquire) != kOn || !channel_opened_here() || t_inside) return;
+  const int saved_errno = errno;
+  Inside inside;
+  g_fence_lock.lock();
+  // A flush puts every record so far in order; what threads write meanwhile goes out below.
+  fence_locked(RecordKind::kFlush, nullptr);
+  const std::uint32_t count = lock_all_buffers();
+  for (std::uint32_t i = 0; i < count; ++i) thread_buffer(i)->send();
+  g_status.store(kOff, std::memory_order_release);
+  if (g_control_page != nullptr) g_control_page->sandboxed = 1;
+  unlock_all_buffers(count);
+  g_fence_lock.unlock();
+  channel_close();
+  errno = saved_errno;
+}
+
+namespace {
+
 // Instead of the answer: tleak then judges no block, and lets the other threads go.
 void send_scan_failed(ScanFailure why) {
   const RecordHeader failed{RecordKind::kScanFailed, static_cast<std::uint16_t>(why), sizeof(RecordHeader)};

@@ -101,6 +101,11 @@ void after_unload();
 // Sends every thread's buffer, then a fence record of `kind` (with `name` for a snapshot).
 void fence(RecordKind kind, const char* name);
 
+// Before the program enters a seccomp sandbox (sandbox_calls.h): every thread's buffer is sent,
+// recording stops, the channel to tleak is closed, and the control page says why. From then on the
+// agent makes no system call of its own in this process.
+void stop_recording_for_sandbox();
+
 // While one lives, this thread's calls of the interposed functions pass through unrecorded. For a
 // C library function that calls another interposed one (glibc's reallocarray calls realloc
 // through the PLT): the block is recorded once, by the outer call, at the program's stack.

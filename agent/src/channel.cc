@@ -12,6 +12,7 @@
 #include <atomic>
 
 #include "agent.h"
+#include "descriptors.h"
 
 namespace tleak::agent {
 namespace {
@@ -146,6 +147,20 @@ void channel_move_off(int fd) {
       agent_channel_lost();
     }
   }
+  g_senders.store(0, std::memory_order_release);
+  errno = saved_errno;
+}
+
+void channel_close() {
+  if (!channel_opened_here()) return;
+  const int saved_errno = errno;
+  for (;;) {  // no send in flight, and none starts: the descriptor is gone once this returns
+    int expected = 0;
+    if (g_senders.compare_exchange_weak(expected, -1, std::memory_order_acquire)) break;
+    __builtin_ia32_pause();
+  }
+  const int fd = g_fd.exchange(-1, std::memory_order_acq_rel);
+  if (fd >= 0) real::close(fd);
   g_senders.store(0, std::memory_order_release);
   errno = saved_errno;
 }

@@ -29,6 +29,8 @@ int channel_descriptor();
 // Before the program puts a descriptor of its own on `fd` (dup2, dup3): if it is the agent's, the
 // channel moves to another number first, with no send in flight.
 void channel_move_off(int fd);
+// Closes the channel, with no send in flight: nothing more is sent (the parent reads the end).
+void channel_close();
 // Fills exactly `bytes`, across as many messages as the parent sent. False on EOF or error.
 bool channel_receive(void* data, std::size_t bytes);
 // In a forked child, the socket belongs to the parent's image: forget it without closing.

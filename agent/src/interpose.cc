@@ -16,6 +16,7 @@
 #include "modules.h"
 #include "next_symbol.h"
 #include "real_malloc.h"
+#include "sandbox_calls.h"
 #include "stack_room.h"
 #include "unwinder_objects.h"
 #include "unwinder_signals.h"
@@ -244,6 +245,29 @@ TLEAK_EXPORT int dup2(int from, int to) {
 TLEAK_EXPORT int dup3(int from, int to, int flags) {
   if (from != to) agent::channel_move_off(to);
   return real::dup3(from, to, flags);
+}
+
+// Entering a seccomp sandbox: the agent stops recording first (sandbox_calls.h).
+TLEAK_EXPORT int prctl(int option, ...) {
+  va_list args;
+  va_start(args, option);
+  const unsigned long a2 = va_arg(args, unsigned long), a3 = va_arg(args, unsigned long),
+                      a4 = va_arg(args, unsigned long), a5 = va_arg(args, unsigned long);
+  va_end(args);
+  if (agent::prctl_enters_seccomp(option)) agent::stop_recording_for_sandbox();
+  return agent::real::prctl(option, a2, a3, a4, a5);
+}
+
+// As the C library's: six arguments read whatever the caller passed (unused ones are ignored by the
+// kernel).
+TLEAK_EXPORT long syscall(long number, ...) {
+  va_list args;
+  va_start(args, number);
+  const long a1 = va_arg(args, long), a2 = va_arg(args, long), a3 = va_arg(args, long), a4 = va_arg(args, long),
+             a5 = va_arg(args, long), a6 = va_arg(args, long);
+  va_end(args);
+  if (agent::syscall_enters_seccomp(number, a1)) agent::stop_recording_for_sandbox();
+  return agent::real::syscall(number, a1, a2, a3, a4, a5, a6);
 }
 
 // The marks API (tleak/marks.h calls these through weak references).

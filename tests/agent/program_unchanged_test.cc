@@ -404,6 +404,38 @@ TEST_F(ProgramRun, AMallocBuiltIntoTheExecutableIsNamed) {
   ASSERT_EQ(tleak_run({}, {TLEAK_PYTHON, "-c", "print(1)"}).exit_code, 0);
 }
 
+// A program that enters a seccomp sandbox whose filter kills it at any socket call (the calls the
+// agent reaches tleak by; tests/programs/sandboxed.c) runs as it does alone: the agent sends what it
+// recorded and stops before the filter goes in, whichever call installs it. (It was killed by
+// SIGSYS at its exit, when the agent sent its exit fence.) What came before is reported, what came
+// after is not, and a note says why.
+TEST_F(ProgramRun, AProgramEnteringASeccompSandboxRunsAsItDoesAlone) {
+  const std::string note =
+      "the program entered a seccomp sandbox (prctl(PR_SET_SECCOMP) or the seccomp system call), whose filter may "
+      "forbid the calls tleak's agent makes to reach tleak: the agent sent what it had recorded and stopped recording "
+      "before it, so what the program did after that is not in this report, and blocks left allocated are reported "
+      "as unjudged, not as leaks";
+  for (const char* mode : {"prctl", "seccomp", "strict"}) {
+    const auto plain = run_process(program("sandboxed"), {mode});
+    ASSERT_EQ(plain.exit_code, 0) << mode << plain.err;
+    ASSERT_EQ(plain.out, "sandboxed\n") << mode;
+    const auto r = tleak_run({}, {program("sandboxed"), mode});
+    ASSERT_EQ(r.exit_code, 0) << mode << r.err;
+    EXPECT_EQ(r.out, plain.out) << mode;
+    EXPECT_EQ(report_["run"]["program"]["exit_status"], 0) << mode;
+    EXPECT_FALSE(report_["run"]["program"]["exit_scan"]) << mode;
+    const Json& before = site_at(at("sandboxed.c", "BEFORE"));
+    EXPECT_EQ(before["allocations"], 100) << mode;
+    EXPECT_EQ(before["frees"], 0) << mode;
+    EXPECT_EQ(before["unjudged_at_exit_bytes"], 100000) << mode;
+    const std::string after = at("sandboxed.c", "AFTER");
+    for (const Json& site : report_["sites"]) {
+      EXPECT_FALSE(site["label"].get<std::string>().ends_with(after)) << mode << site["label"];
+    }
+    EXPECT_EQ(report_["notes"], Json::array({note})) << mode;
+  }
+}
+
 TEST_F(ProgramRun, ForksWhileOtherThreadsAllocateNeverHangAChild) {
   for (int round = 0; round < 3; ++round) {
     const auto started = std::chrono::steady_clock::now();

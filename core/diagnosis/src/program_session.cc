@@ -806,6 +806,7 @@ Report run_program(const ProgramOptions& o) {
   // Whatever the program sent before it ended is in the socket: nothing else can write to it.
   read_messages(false);
   const bool channel_lost = control->channel_lost != 0;
+  const bool sandboxed = control->sandboxed != 0;
   const std::uint64_t untracked_threads = control->untracked_threads;
   const OtherProcesses others = other_processes(*control);
   munmap(page, 4096);
@@ -911,7 +912,12 @@ Report run_program(const ProgramOptions& o) {
                            "../share/tleak/python) nor on PYTHONPATH: `import tleak` in the program finds no module; "
                            "install tleak whole, or put its python/ directory on PYTHONPATH");
   }
-  if (channel_lost) {
+  if (sandboxed) {
+    report.notes.push_back("the program entered a seccomp sandbox (prctl(PR_SET_SECCOMP) or the seccomp system call), "
+                           "whose filter may forbid the calls tleak's agent makes to reach tleak: the agent sent what "
+                           "it had recorded and stopped recording before it, so what the program did after that is "
+                           "not in this report, and blocks left allocated are reported as unjudged, not as leaks");
+  } else if (channel_lost) {
     report.notes.push_back("the program took tleak's channel to its agent away while it ran (it closed or "
                            "replaced that descriptor with a system call tleak does not interpose): what it did "
                            "after that is not in this report, and blocks left allocated are reported as "

@@ -32,7 +32,8 @@ inline constexpr std::uint32_t kProtocolMagic = 0x6b61656c;  // "leak"
 // recording (--record), and what kind each other process is (ControlPage::OtherKind); 16: the hello
 // names the allocation functions the executable defines itself (HelloRecord::shadowed), and the
 // message slots say how much of each a thread has filled (MessageSlots::filled); 17: the live list
-// says whether every other thread was read (LiveListHeader::flags)
+// says whether every other thread was read (LiveListHeader::flags), and the control page whether the
+// agent stopped before a seccomp sandbox (ControlPage::sandboxed)
 inline constexpr std::uint32_t kProtocolVersion = 17;
 inline constexpr std::uint32_t kMaxMessageBytes = 64 * 1024;
 inline constexpr std::uint32_t kMaxFrames = 64;
@@ -351,6 +352,9 @@ struct ControlPage {
   // kRecordedEnded by tleak once it ended.
   volatile std::uint32_t recorded_pid;
   static constexpr std::uint32_t kRecordedEnded = ~std::uint32_t{0};
+  // Written by the agent, once: the program entered a seccomp sandbox, and the agent sent what it
+  // had, stopped recording and closed its channel before (a filter may forbid the calls it makes).
+  volatile std::uint32_t sandboxed;
 };
 static_assert(sizeof(ControlPage) <= 4096, "the control page is one page");
 
