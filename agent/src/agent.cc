@@ -292,7 +292,12 @@ void send_buffers_and_stop_tracking() {
 
 }  // namespace
 
-void stop_recording_for_sandbox() {
+void before_sandbox(SandboxEffect effect) {
+  if (effect == SandboxEffect::kNone) return;
+  if (effect == SandboxEffect::kMayRefuse) {
+    fence(RecordKind::kFlush, nullptr);
+    return;
+  }
   if (g_status.load(std::memory_order_acquire) != kOn || !channel_opened_here() || t_inside) return;
   const int saved_errno = errno;
   Inside inside;

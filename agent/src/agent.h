@@ -10,6 +10,7 @@
 
 #include "fast_unwind.h"
 #include "libunwind_walk.h"
+#include "sandbox_calls.h"
 #include "stack_room.h"
 #include "step_profile.h"
 #include "thread_buffers.h"
@@ -101,10 +102,10 @@ void after_unload();
 // Sends every thread's buffer, then a fence record of `kind` (with `name` for a snapshot).
 void fence(RecordKind kind, const char* name);
 
-// Before the program enters a seccomp sandbox (sandbox_calls.h): every thread's buffer is sent,
-// recording stops, the channel to tleak is closed, and the control page says why. From then on the
-// agent makes no system call of its own in this process.
-void stop_recording_for_sandbox();
+// Before the program enters a seccomp sandbox (sandbox_calls.h), every thread's buffer is sent.
+// Where the sandbox may stop the agent's calls, recording stops too, the channel to tleak is closed,
+// and the control page says why: from then on the agent makes no system call of its own.
+void before_sandbox(SandboxEffect effect);
 
 // While one lives, this thread's calls of the interposed functions pass through unrecorded. For a
 // C library function that calls another interposed one (glibc's reallocarray calls realloc

@@ -112,10 +112,15 @@ bool channel_send(const void* data, std::size_t bytes) {
     if (sent < 0 && errno == EINTR) continue;
     // Not the parent's socket any more (the program closed or replaced it without the C library):
     // nothing more can reach the parent. Said once, through the control page.
-    if (sent < 0 && (errno == EBADF || errno == ENOTSOCK || errno == EPIPE || errno == ECONNRESET || errno == ENOTCONN)) {
+    // Or a seccomp filter of the program's refused the send (an error number it chose: EPERM,
+    // EACCES or ENOSYS, as sandboxes do): what follows would be refused too. The control page says
+    // which.
+    const bool refused = sent < 0 && (errno == EPERM || errno == EACCES || errno == ENOSYS);
+    if (refused || (sent < 0 && (errno == EBADF || errno == ENOTSOCK || errno == EPIPE || errno == ECONNRESET ||
+                                 errno == ENOTCONN))) {
       int expected = fd;
       if (g_fd.compare_exchange_strong(expected, -1, std::memory_order_acq_rel) && g_lost != nullptr) {
-        *g_lost = 1;
+        *g_lost = refused ? kChannelRefused : kChannelTakenAway;
         agent_channel_lost();
       }
     }
@@ -143,7 +148,7 @@ void channel_move_off(int fd) {
     const int moved = high_copy(fd);
     g_fd.store(moved, std::memory_order_release);  // -1 (no descriptor left): nothing more is sent
     if (moved < 0 && g_lost != nullptr) {
-      *g_lost = 1;
+      *g_lost = kChannelTakenAway;
       agent_channel_lost();
     }
   }

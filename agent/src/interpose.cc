@@ -254,7 +254,7 @@ TLEAK_EXPORT int prctl(int option, ...) {
   const unsigned long a2 = va_arg(args, unsigned long), a3 = va_arg(args, unsigned long),
                       a4 = va_arg(args, unsigned long), a5 = va_arg(args, unsigned long);
   va_end(args);
-  if (agent::prctl_enters_seccomp(option)) agent::stop_recording_for_sandbox();
+  agent::before_sandbox(agent::prctl_sandbox_effect(option, a2, a3));
   return agent::real::prctl(option, a2, a3, a4, a5);
 }
 
@@ -266,7 +266,7 @@ TLEAK_EXPORT long syscall(long number, ...) {
   const long a1 = va_arg(args, long), a2 = va_arg(args, long), a3 = va_arg(args, long), a4 = va_arg(args, long),
              a5 = va_arg(args, long), a6 = va_arg(args, long);
   va_end(args);
-  if (agent::syscall_enters_seccomp(number, a1)) agent::stop_recording_for_sandbox();
+  agent::before_sandbox(agent::syscall_sandbox_effect(number, a1, a2, a3));
   return agent::real::syscall(number, a1, a2, a3, a4, a5, a6);
 }
 

@@ -806,6 +806,7 @@ Report run_program(const ProgramOptions& o) {
   // Whatever the program sent before it ended is in the socket: nothing else can write to it.
   read_messages(false);
   const bool channel_lost = control->channel_lost != 0;
+  const bool channel_refused = control->channel_lost == agent::kChannelRefused;
   const bool sandboxed = control->sandboxed != 0;
   const std::uint64_t untracked_threads = control->untracked_threads;
   const OtherProcesses others = other_processes(*control);
@@ -917,6 +918,10 @@ Report run_program(const ProgramOptions& o) {
                            "whose filter may forbid the calls tleak's agent makes to reach tleak: the agent sent what "
                            "it had recorded and stopped recording before it, so what the program did after that is "
                            "not in this report, and blocks left allocated are reported as unjudged, not as leaks");
+  } else if (channel_refused) {
+    report.notes.push_back("a seccomp filter the program installed refused tleak's agent its sends to tleak: what the "
+                           "program did from then on is not in this report, and blocks left allocated are reported as "
+                           "unjudged, not as leaks");
   } else if (channel_lost) {
     report.notes.push_back("the program took tleak's channel to its agent away while it ran (it closed or "
                            "replaced that descriptor with a system call tleak does not interpose): what it did "

@@ -316,6 +316,11 @@ struct SlotRecord {
 
 // Shared between parent and agent (a memfd both map). The parent writes the requests, the agent
 // reads them on its allocation path with one relaxed load.
+// ControlPage::channel_lost: the program took the agent's socket away (closed or replaced its
+// descriptor behind the C library's back), or a seccomp filter of the program's refused its send.
+inline constexpr std::uint64_t kChannelTakenAway = 1;
+inline constexpr std::uint64_t kChannelRefused = 2;
+
 struct ControlPage {
   std::uint64_t magic;
   // Raised by the parent to ask for a fence soon (kFlush: --max-live needs an exact figure, or the
@@ -323,8 +328,8 @@ struct ControlPage {
   // sends one and lowers nothing: it remembers the last value it served.
   volatile std::uint64_t fence_requests;
   volatile std::uint64_t snapshot_requests;
-  // Written by the agent, once: the program took its socket away (closed or replaced its
-  // descriptor behind the C library's back), so the records since are lost and it recorded no more.
+  // Written by the agent, once (kChannelTakenAway, kChannelRefused): it could not send any more, so
+  // the records since are lost and it recorded no more.
   volatile std::uint64_t channel_lost;
   // Counted by the agent: threads that allocated while every thread buffer was taken
   // (thread_buffers.h): their allocations and frees went unrecorded.
@@ -352,8 +357,9 @@ struct ControlPage {
   // kRecordedEnded by tleak once it ended.
   volatile std::uint32_t recorded_pid;
   static constexpr std::uint32_t kRecordedEnded = ~std::uint32_t{0};
-  // Written by the agent, once: the program entered a seccomp sandbox, and the agent sent what it
-  // had, stopped recording and closed its channel before (a filter may forbid the calls it makes).
+  // Written by the agent, once: the program entered a seccomp sandbox that may stop the agent's
+  // calls (sandbox_calls.h), and the agent sent what it had, stopped recording and closed its
+  // channel before.
   volatile std::uint32_t sandboxed;
 };
 static_assert(sizeof(ControlPage) <= 4096, "the control page is one page");
