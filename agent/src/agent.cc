@@ -293,12 +293,15 @@ void send_buffers_and_stop_tracking() {
 }  // namespace
 
 void before_sandbox(SandboxEffect effect) {
-  if (effect == SandboxEffect::kNone) return;
+  // Not a vfork child's sandbox: it shares the agent's memory with the recorded parent.
+  if (effect == SandboxEffect::kNone || g_status.load(std::memory_order_acquire) != kOn || t_inside ||
+      !channel_opened_here()) {
+    return;
+  }
   if (effect == SandboxEffect::kMayRefuse) {
     fence(RecordKind::kFlush, nullptr);
     return;
   }
-  if (g_status.load(std::memory_order_acquire) != kOn || !channel_opened_here() || t_inside) return;
   const int saved_errno = errno;
   Inside inside;
   g_fence_lock.lock();
