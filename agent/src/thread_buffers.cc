@@ -39,7 +39,9 @@ void on_thread_exit(void* value) {
   if (on_main_thread()) g_main_thread_ended.store(true, std::memory_order_release);
   auto* buffer = static_cast<ThreadBuffer*>(value);
   if (buffer == nullptr || g_forgotten.load(std::memory_order_acquire)) return;
-  if (!on_main_thread()) {
+  // Only while recording: after a sandbox stopped it, libunwind's own system calls (its checks of
+  // memory) might be ones the filter kills for.
+  if (!on_main_thread() && tracking()) {
     const PassThrough inside;  // what libunwind's walk might allocate is not the program's
     note_thread_ended(buffer->scratch.libunwind_state);
   }
