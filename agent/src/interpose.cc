@@ -247,7 +247,8 @@ TLEAK_EXPORT int dup3(int from, int to, int flags) {
   return real::dup3(from, to, flags);
 }
 
-// Entering a seccomp sandbox: the agent stops recording first (sandbox_calls.h).
+// Entering a seccomp sandbox: the agent sends what it has first, and stops recording where the filter
+// may stop its calls (sandbox_calls.h).
 TLEAK_EXPORT int prctl(int option, ...) {
   va_list args;
   va_start(args, option);
