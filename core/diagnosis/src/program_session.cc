@@ -161,7 +161,9 @@ std::string other_processes_note(const OtherProcesses& others, const std::string
   // anew, cannot record one.
   if (others.programs.empty() && all_listed) {
     return started + ", which tleak does not record: it records the process it starts and the programs that process "
-                     "execs, not the copies of itself it forks (what they allocate after the fork is not seen)";
+                     "execs, not the copies of itself it forks (what they allocate after the fork is not seen); to "
+                     "diagnose their work, run it in the program's own process (a PyTorch DataLoader with "
+                     "num_workers=0, a pool's function called directly)";
   }
   // One program run by the others (a wrapper script's work): the option that records it, spelt out.
   const std::string record_it = others.programs.size() == 1 && all_listed ? *others.programs.begin() : "NAME";
