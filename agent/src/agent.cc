@@ -855,6 +855,7 @@ __attribute__((constructor)) static void agent_start() {
     allocator_regions_stop();
     return;
   }
+  note_main_stack(reinterpret_cast<std::uintptr_t>(__libc_stack_end));
   // A CPython process (the python executable, or a program linking libpython): Python frames too.
   if (python_init()) {
     python_read_main_code(executable);

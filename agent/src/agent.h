@@ -61,13 +61,16 @@ extern __thread std::uint32_t t_recorded __attribute__((tls_model("initial-exec"
 // The interposed function's stack into scratch.raw (its own return address first): the agent's
 // walk, or libunwind's where that one gives up. Always inlined, for libunwind's to start in the
 // interposed function too.
-[[gnu::always_inline]] inline int capture_stack(StackScratch& scratch, int count) {
+// With `room` kFastWalkOnly (a stack of unknown size), what the agent's walk followed instead.
+[[gnu::always_inline]] inline int capture_stack(StackScratch& scratch, int count, StackRoom room) {
   int got = tleak_fast_backtrace(scratch.raw, count, &scratch.unwind_memo);
-  if (__builtin_expect(g_check_unwind, 0)) {
+  if (__builtin_expect(g_check_unwind, 0) && room == StackRoom::kFull) {
     const int theirs = libunwind_capture_stack(scratch, scratch.checked, count);
     check_unwind(scratch.raw, got, scratch.checked, theirs);
   }
-  if (__builtin_expect(got < 0, 0)) got = libunwind_capture_stack(scratch, scratch.raw, count);
+  if (__builtin_expect(got < 0, 0)) {
+    got = room == StackRoom::kFull ? libunwind_capture_stack(scratch, scratch.raw, count) : -1 - got;
+  }
   return got;
 }
 
@@ -82,9 +85,10 @@ extern __thread std::uint32_t t_recorded __attribute__((tls_model("initial-exec"
   const std::uint64_t started = step_profile::now();
   ThreadBuffer* buffer = this_thread_buffer();
   // A thread near the end of its stack: recorded without its stack rather than crashed (stack_room.h).
-  const bool capture = buffer != nullptr && recording::g_stack_depth > 0 &&
-                       stack_has_room(reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0)));
-  const int count = capture ? capture_stack(buffer->scratch, recording::g_walk_depth) : 0;
+  const StackRoom room = buffer != nullptr && recording::g_stack_depth > 0
+                             ? stack_room(reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0)))
+                             : StackRoom::kNone;
+  const int count = room != StackRoom::kNone ? capture_stack(buffer->scratch, recording::g_walk_depth, room) : 0;
   recording::record_captured_alloc(buffer, address, size, count, saved_errno, started);
 }
 // Call before the block is handed back, so its address cannot be reused before the free is stamped.

@@ -193,11 +193,11 @@ extern "C" __attribute__((visibility("hidden"))) int tleak_walk_stack(
     }
     const FrameRule::Kind kind = kind_of(rule);
     if (kind == FrameRule::Kind::kOutermost) break;
-    if (kind != FrameRule::Kind::kStep) return -1;
+    if (kind != FrameRule::Kind::kStep) return -1 - depth;
     const std::uintptr_t cfa = ((rule & kCfaFromRbp) != 0 ? rbp : rsp) + cfa_offset_of(rule);
     // A caller's frame is above its callee's, and within what a stack can hold: anything else
     // (unwind info that does not describe the code) is left to libunwind.
-    if (cfa <= rsp || cfa - rsp > kMaxFrameBytes) return -1;
+    if (cfa <= rsp || cfa - rsp > kMaxFrameBytes) return -1 - depth;
     rip = *reinterpret_cast<const std::uintptr_t*>(cfa - 8);
     if ((rule & kRbpSaved) != 0)
       rbp = *reinterpret_cast<const std::uintptr_t*>(cfa + rbp_offset_of(rule));

@@ -65,8 +65,9 @@ void report_unwind_check();
 }  // namespace tleak::agent
 
 // The return addresses of the caller's stack, innermost first, its own (the return address of
-// this call) included, as unw_backtrace(out, max) would give them; -1 when the walk met a frame it
-// does not follow (then nothing useful is in `out`). Never allocates, never takes a lock except the
+// this call) included, as unw_backtrace(out, max) would give them; -1 - n when the walk met a frame
+// it does not follow after n of them (then `out` holds those n: all there is of a coroutine's
+// stack, mostly, whose entry's return address leads nowhere the tables describe). Never allocates, never takes a lock except the
 // loader's, once for each return address it has not met before.
 // `memo` is the calling thread's own.
 extern "C" int tleak_fast_backtrace(void** out, int max, tleak::agent::UnwindMemo* memo);

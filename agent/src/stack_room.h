@@ -19,7 +19,12 @@
 // bounds the program gave sigaltstack (interposed, interpose.cc): such stacks are small (8 KiB is
 // common, and the kernel's signal frame takes 3 KiB or more of it), and a handler that allocated
 // there overflowed it under tleak (tests/programs/alt_signal_stack.c). A frame on any other stack
-// (a coroutine's) is not judged: its stack is captured as always.
+// (a coroutine's, made with makecontext or by hand) has room of an unknown size, maybe a few KiB
+// where the program itself needs less than two: its stack is walked by the agent's own walk only,
+// which takes little, up to the first frame that walk does not follow (the coroutine's entry,
+// mostly); libunwind's, whose lazy binding alone takes the processor's whole register state
+// (2.5 KiB with AVX-512), overflowed a 7 KiB coroutine stack that ran plain in 2
+// (tests/programs/coroutine_stack.c).
 #pragma once
 
 #include <cstddef>
@@ -28,6 +33,13 @@
 #include "tleak/agent/protocol.h"
 
 namespace tleak::agent {
+
+// What an allocation's stack may be captured with.
+enum class StackRoom {
+  kNone,          // too near the end of its stack: recorded without its stack
+  kFastWalkOnly,  // a stack of unknown size: the agent's own walk only, as far as it follows
+  kFull,          // the agent's walk, and libunwind's where that one gives up
+};
 
 // How much deeper than its first recorded allocation a thread may go before its bounds are read.
 inline constexpr std::uintptr_t kStackSlack = 4 * 1024;
@@ -38,6 +50,10 @@ inline constexpr std::size_t kSideStackBytes = 32 * 1024;
 // kUnwindStackRoom below where it first recorded, so that going that deep asks for the bounds.
 // 0 while unknown (every frame then has room).
 extern __thread std::uintptr_t t_stack_low __attribute__((tls_model("initial-exec")));
+// The stack's high end: the thread's descriptor, which the C library puts at the top of each stack
+// it starts a thread on; the main thread's is set at start (note_main_stack). While 0, every frame
+// counts as on the thread's stack.
+extern __thread std::uintptr_t t_stack_high __attribute__((tls_model("initial-exec")));
 // The thread's alternate signal stack as the program last set it (sigaltstack); size 0: none.
 extern __thread std::uintptr_t t_alt_stack_low __attribute__((tls_model("initial-exec")));
 extern __thread std::uintptr_t t_alt_stack_size __attribute__((tls_model("initial-exec")));
@@ -47,16 +63,21 @@ void note_alternate_stack(const void* low, std::size_t size, bool disabled);
 
 // When a thread gets its buffer (its first recorded allocation or free), with a frame of that call.
 void note_stack_start(std::uintptr_t here);
+// At the agent's start, on the main thread: its stack's bounds, from where the loader started it
+// and the limit on its size.
+void note_main_stack(std::uintptr_t loader_frame);
 // The check's slow path: reads the bounds the first time (pthread_getattr_np, inside the agent:
 // what it allocates passes through; it takes the thread descriptor's lock, so one made from a
 // signal handler that interrupted pthread code holding it would wait), then judges `here`.
-bool stack_has_room_slow(std::uintptr_t here);
+StackRoom stack_room_slow(std::uintptr_t here);
 
-// Two subtractions and two comparisons per allocation: a frame below the stack wraps around, and
-// one above it is far from its low end, so both count as room.
-[[gnu::always_inline]] inline bool stack_has_room(std::uintptr_t here) {
-  if (here - t_alt_stack_low < t_alt_stack_size) return here - t_alt_stack_low >= kUnwindStackRoom;
-  return here - t_stack_low >= kUnwindStackRoom || stack_has_room_slow(here);
+// A few subtractions and comparisons per allocation.
+[[gnu::always_inline]] inline StackRoom stack_room(std::uintptr_t here) {
+  if (here - t_alt_stack_low < t_alt_stack_size) {
+    return here - t_alt_stack_low >= kUnwindStackRoom ? StackRoom::kFull : StackRoom::kNone;
+  }
+  if (here >= t_stack_low + kUnwindStackRoom && (t_stack_high == 0 || here < t_stack_high)) return StackRoom::kFull;
+  return stack_room_slow(here);
 }
 
 }  // namespace tleak::agent

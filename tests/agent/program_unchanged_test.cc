@@ -183,6 +183,27 @@ TEST_F(ProgramRun, AThreadOnASmallStackStillHasRoom) {
   }
 }
 
+// A coroutine on a 4 KiB stack of the program's own (tests/programs/coroutine_stack.c) runs as it
+// does plain: the agent walks such a stack with its own walk only, which needs little of it, to the
+// coroutine's entry. (libunwind's walk, after the agent's gave up at that entry, overflowed every
+// such stack up to 7 KiB: SIGSEGV.) Each allocation keeps its stack, at the coroutine's line.
+TEST_F(ProgramRun, ACoroutineOnASmallStackRunsAsItDoesPlain) {
+  for (const char* size : {"4096", "16384"}) {
+    const auto plain = run_process(program("coroutine_stack"), {size});
+    ASSERT_EQ(plain.exit_code, 0) << plain.err;
+    ASSERT_EQ(plain.out, "1000 blocks, 11 switches\n");
+    const auto r = tleak_run({}, {program("coroutine_stack"), size});
+    ASSERT_EQ(r.exit_code, 0) << size << r.err;
+    EXPECT_EQ(r.out, plain.out) << size;
+    const Json& coroutine = site_at(at("coroutine_stack.c", "CORO"));
+    EXPECT_EQ(coroutine["allocations"], 1000) << size;
+    EXPECT_EQ(coroutine["frees"], 1000) << size;
+    EXPECT_EQ(coroutine["bytes_allocated"], 1000 * 32 + 999 * 1000 / 2) << size;
+    EXPECT_EQ(coroutine["frames"][0]["function"], "coroutine") << size;
+    for (const Json& s : report_["sites"]) EXPECT_NE(s["label"], "(no stack recorded)") << size;
+  }
+}
+
 // A signal handler that allocates on an 8 KiB alternate signal stack (the classic SIGSTKSZ; the
 // kernel's signal frame takes about 3.3 KiB of it): the agent's walk there (5-6 KiB where return
 // addresses are new to libunwind) overflowed it into the heap, and glibc aborted the program.
