@@ -77,8 +77,12 @@ void read_bounds_on_a_side_stack() {
 }  // namespace
 
 void note_stack_start(std::uintptr_t here) {
+  // A thread's first recorded allocation is rarely deeper than this below the top of its stack
+  // (the thread's descriptor): farther, `here` is more likely on a stack of the program's own (a
+  // coroutine's, tests/programs/coroutine_stack.c thread), which would make bad stand-in bounds.
+  constexpr std::uintptr_t kFirstFrameDepth = 256 * 1024;
   t_stack_high = reinterpret_cast<std::uintptr_t>(pthread_self());
-  if (here - t_alt_stack_low < t_alt_stack_size || here >= t_stack_high) {
+  if (here - t_alt_stack_low < t_alt_stack_size || here >= t_stack_high || t_stack_high - here > kFirstFrameDepth) {
     // First seen in a signal handler on its alternate stack, or on a stack of the program's own:
     // `here` says nothing of the thread's own stack, whose bounds are read now instead.
     t_bounds_read = true;

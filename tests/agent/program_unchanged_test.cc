@@ -186,13 +186,18 @@ TEST_F(ProgramRun, AThreadOnASmallStackStillHasRoom) {
 // A coroutine on a 4 KiB stack of the program's own (tests/programs/coroutine_stack.c) runs as it
 // does plain: the agent walks such a stack with its own walk only, which needs little of it, to the
 // coroutine's entry. (libunwind's walk, after the agent's gave up at that entry, overflowed every
-// such stack up to 7 KiB: SIGSEGV.) Each allocation keeps its stack, at the coroutine's line.
+// such stack up to 7 KiB: SIGSEGV.) Each allocation keeps its stack, at the coroutine's line. The
+// same on a thread whose first allocation is the coroutine's (its stand-in bounds were taken from
+// the coroutine's stack).
 TEST_F(ProgramRun, ACoroutineOnASmallStackRunsAsItDoesPlain) {
-  for (const char* size : {"4096", "16384"}) {
-    const auto plain = run_process(program("coroutine_stack"), {size});
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"4096"}, {"16384"}, {"4096", "thread"}}) {
+    const std::string size = args[0] + (args.size() > 1 ? " " + args[1] : "");
+    const auto plain = run_process(program("coroutine_stack"), args);
     ASSERT_EQ(plain.exit_code, 0) << plain.err;
     ASSERT_EQ(plain.out, "1000 blocks, 11 switches\n");
-    const auto r = tleak_run({}, {program("coroutine_stack"), size});
+    std::vector<std::string> command = {program("coroutine_stack")};
+    command.insert(command.end(), args.begin(), args.end());
+    const auto r = tleak_run({}, command);
     ASSERT_EQ(r.exit_code, 0) << size << r.err;
     EXPECT_EQ(r.out, plain.out) << size;
     const Json& coroutine = site_at(at("coroutine_stack.c", "CORO"));

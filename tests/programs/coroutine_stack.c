@@ -1,10 +1,14 @@
 /* A coroutine on a small stack of the program's own (makecontext, argv[1] bytes, 4,096 by default)
- * allocates 1,000 blocks of 32-1,031 B (CORO), handing control back every 100; the main thread
- * frees them all. Plain, its allocations fit in that stack; under tleak they must too: the agent
- * cannot know how much such a stack has left, and libunwind's walk (with its lazy binding's save of
- * the register state) overflowed one of 7 KiB. Prints "1000 blocks, 11 switches". */
+ * allocates 1,000 blocks of 32-1,031 B (CORO), handing control back every 100; the thread that
+ * started it frees them all. Plain, its allocations fit in that stack; under tleak they must too:
+ * the agent cannot know how much such a stack has left, and libunwind's walk (with its lazy
+ * binding's save of the register state) overflowed one of 7 KiB. With "thread" (argv[2]) it all
+ * runs on a new thread, whose first allocation is the coroutine's. Prints "1000 blocks, 11
+ * switches". */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <ucontext.h>
 
 static ucontext_t main_context, coroutine_context;
@@ -17,11 +21,12 @@ static void coroutine(void) {
   }
 }
 
-int main(int argc, char** argv) {
-  const long size = argc > 1 ? atol(argv[1]) : 4096;
-  if (size < 1024 || size > (1 << 20)) return 2;
-  char* stack = malloc((size_t)size);
-  if (stack == NULL || getcontext(&coroutine_context) != 0) return 1;
+static long size = 4096;
+static char* stack;
+
+static void* run(void* unused) {
+  (void)unused;
+  if (getcontext(&coroutine_context) != 0) return (void*)1;
   coroutine_context.uc_stack.ss_sp = stack;
   coroutine_context.uc_stack.ss_size = (size_t)size;
   coroutine_context.uc_link = &main_context;
@@ -34,7 +39,23 @@ int main(int argc, char** argv) {
     count += blocks[i] != NULL;
     free(blocks[i]);
   }
-  free(stack);
   printf("%d blocks, %d switches\n", count, switches);
-  return 0;
+  return NULL;
+}
+
+int main(int argc, char** argv) {
+  if (argc > 1) size = atol(argv[1]);
+  if (size < 1024 || size > (1 << 20)) return 2;
+  const int on_thread = argc > 2 && strcmp(argv[2], "thread") == 0;
+  stack = malloc((size_t)size);
+  if (stack == NULL) return 1;
+  void* result = NULL;
+  if (on_thread) {
+    pthread_t thread;
+    if (pthread_create(&thread, NULL, run, NULL) != 0 || pthread_join(thread, &result) != 0) return 1;
+  } else {
+    result = run(NULL);
+  }
+  free(stack);
+  return result == NULL ? 0 : 1;
 }
