@@ -308,6 +308,16 @@ struct Scan {
 
 bool starts_with(const char* s, const char* prefix) { return std::strncmp(s, prefix, std::strlen(prefix)) == 0; }
 
+// Shared memory the program mapped, by the name the kernel shows: an anonymous shared mapping, a
+// memory file (but tleak's own: its control page and message slots), a POSIX object in /dev/shm,
+// a System V segment. Roots as private memory is, as memcheck reads them: a block whose only pointer
+// lay there read as leaked (tests/programs/shared_roots.c). A regular file mapped shared is not read
+// (it may be a dataset of gigabytes, paged in from disk by the reading).
+bool is_shared_memory(const char* path) {
+  return starts_with(path, "/dev/zero") || starts_with(path, "/dev/shm/") || starts_with(path, "/SYSV") ||
+         (starts_with(path, "/memfd:") && !starts_with(path, "/memfd:tleak-"));
+}
+
 // The root bytes read; 0 and `*failure` set if the roots could not be known.
 [[gnu::noinline]] std::uint64_t scan_roots(Scan& scan, const ThreadRoots& threads, ScanFailure* failure) {
   const std::uintptr_t stack_pointer = threads.stack_from, ended_main_stack = threads.ended_main_stack;
@@ -353,10 +363,12 @@ bool starts_with(const char* s, const char* prefix) { return std::strncmp(s, pre
     Mapping m;
     const bool parsed = parse_mapping(line, next != nullptr ? next : line + std::strlen(line), &m);
     line = next != nullptr ? next + 1 : line + std::strlen(line);
-    if (!parsed || !m.readable || !m.writable || !m.is_private) continue;
+    if (!parsed || !m.readable || !m.writable) continue;
     const char* path = m.path;  // NUL-terminated above
+    const bool shared_memory = is_shared_memory(path);
+    if (!m.is_private && !shared_memory) continue;
     if (starts_with(path, "[heap]") || starts_with(path, "[vvar]") || starts_with(path, "[vsyscall]") ||
-        starts_with(path, "/dev/")) {
+        (starts_with(path, "/dev/") && !shared_memory)) {
       continue;
     }
     const std::uint64_t start = m.start, end = m.end;

@@ -142,6 +142,25 @@ TEST_F(ProgramRun, AnEmptiedThreadHeapKeepsNoBlockReachable) {
   EXPECT_EQ(memcheck_figure(m.err, "definitely lost") + memcheck_figure(m.err, "indirectly lost"), 3000) << m.err;
 }
 
+// Blocks whose only pointers lie in shared memory the program mapped (tests/programs/shared_roots.c:
+// an anonymous shared mapping, a memory file, a POSIX object, a System V segment) are reachable, as
+// memcheck reads them; only the lost block is a leak.
+TEST_F(ProgramRun, SharedMemoryKeepsItsBlocksReachable) {
+  const auto r = tleak_run({}, {program("shared_roots")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "shared\n");
+  for (const char* kind : {"ANON", "MEMFD", "SHM", "SYSV"}) {
+    const Json& kept = site_at(at("shared_roots.c", kind));
+    EXPECT_EQ(kept["reachable_at_exit_bytes"], 1000) << kind;
+    EXPECT_EQ(kept["leaked_bytes"], 0) << kind;
+  }
+  EXPECT_EQ(site_at(at("shared_roots.c", "LOST"))["leaked_bytes"], 555);
+  EXPECT_EQ(report_["totals"]["leaked_bytes"], 555);
+  const auto m = run_process(VALGRIND_PROGRAM, {"--leak-check=full", program("shared_roots")});
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  EXPECT_EQ(memcheck_figure(m.err, "definitely lost") + memcheck_figure(m.err, "indirectly lost"), 555) << m.err;
+}
+
 // More blocks live at exit than the exit scan's answer holds bits for in one message: the answer
 // comes in pieces, and the blocks judged by a later piece (the lost ones, highest in the heap) are
 // judged by their own bits.
