@@ -276,16 +276,17 @@ void send_hello(const char* path) {
   return reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0));
 }
 
-// The records of the blocks other threads allocated and freed while the exit scan ran (threads
-// still running as the program exits) go out before its answer, and nothing is recorded after it:
-// tleak judges no block freed meanwhile by the answer, and none allocated meanwhile at all. (A
-// block they freed without its record, dead before the scan read it, had read as a leak.)
-void send_buffers_and_stop_tracking() {
+// Every thread's buffer sent, then nothing more recorded (`after`: kFinished or kOff). After the exit
+// scan: the records of the blocks other threads allocated and freed while it ran (threads still
+// running as the program exits) go out before its answer, and nothing is recorded after it: tleak
+// judges no block freed meanwhile by the answer, and none allocated meanwhile at all. (A block they
+// freed without its record, dead before the scan read it, had read as a leak.)
+void send_buffers_and_stop_tracking(Status after) {
   send_modules_if_changed();  // outside every buffer lock, as fence_locked says why
   g_fence_lock.lock();
   const std::uint32_t count = lock_all_buffers();
   for (std::uint32_t i = 0; i < count; ++i) thread_buffer(i)->send();
-  g_status.store(kFinished, std::memory_order_release);
+  g_status.store(after, std::memory_order_release);
   unlock_all_buffers(count);
   g_fence_lock.unlock();
 }
@@ -304,15 +305,8 @@ void before_sandbox(SandboxEffect effect) {
   }
   const int saved_errno = errno;
   Inside inside;
-  g_fence_lock.lock();
-  // A flush puts every record so far in order; what threads write meanwhile goes out below.
-  fence_locked(RecordKind::kFlush, nullptr);
-  const std::uint32_t count = lock_all_buffers();
-  for (std::uint32_t i = 0; i < count; ++i) thread_buffer(i)->send();
-  g_status.store(kOff, std::memory_order_release);
+  send_buffers_and_stop_tracking(kOff);  // tleak puts them in order at the stream's end
   if (g_control_page != nullptr) g_control_page->sandboxed = 1;
-  unlock_all_buffers(count);
-  g_fence_lock.unlock();
   channel_close();
   errno = saved_errno;
 }
@@ -397,7 +391,7 @@ void exit_handshake(std::uintptr_t stack_from, const std::uint64_t* registers) {
   record->blocks = n;
   const RecordHeader scanned{RecordKind::kScanned, 0, sizeof(RecordHeader)};
   send_record(&scanned, sizeof scanned);  // tleak lets the other threads go on
-  send_buffers_and_stop_tracking();
+  send_buffers_and_stop_tracking(kFinished);
   // A large bitmap goes out in message-sized pieces (ReachMoreRecord).
   const std::uint64_t bitmap_bytes = bitmap_words * 8;
   const std::uint64_t first = std::min<std::uint64_t>(bitmap_bytes, kMaxMessageBytes - sizeof(ReachRecord));

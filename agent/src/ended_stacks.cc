@@ -29,8 +29,7 @@ void note_thread_ended(unsigned char* libunwind_state) {
   const auto thread_pointer = reinterpret_cast<std::uintptr_t>(pthread_self());
   if (live_from >= thread_pointer) return;
   const std::size_t slot = (thread_pointer >> 12) % kMaxEndedStacks;
-  while (g_writing.exchange(true, std::memory_order_acquire)) {
-  }
+  while (g_writing.exchange(true, std::memory_order_acquire)) __builtin_ia32_pause();
   g_ended[slot] = {thread_pointer, live_from};
   g_writing.store(false, std::memory_order_release);
 }

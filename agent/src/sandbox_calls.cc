@@ -57,19 +57,23 @@ bool filter_may_stop(const void* address) {
   return false;
 }
 
+// Entering strict mode (`filter` false), or a filter's mode with the filter at `program`.
+SandboxEffect effect_of_mode(bool filter, std::uintptr_t program) {
+  return filter && !filter_may_stop(reinterpret_cast<const void*>(program)) ? SandboxEffect::kMayRefuse
+                                                                            : SandboxEffect::kMayStop;
+}
+
 }  // namespace
 
 SandboxEffect prctl_sandbox_effect(long option, unsigned long a2, unsigned long a3) {
   if (option != PR_SET_SECCOMP) return SandboxEffect::kNone;
-  return a2 == SECCOMP_MODE_FILTER && !filter_may_stop(reinterpret_cast<const void*>(a3)) ? SandboxEffect::kMayRefuse
-                                                                                          : SandboxEffect::kMayStop;
+  return effect_of_mode(a2 == SECCOMP_MODE_FILTER, a3);
 }
 
 SandboxEffect syscall_sandbox_effect(long number, long a1, long a2, long a3) {
   if (number == SYS_prctl) return prctl_sandbox_effect(a1, static_cast<unsigned long>(a2), static_cast<unsigned long>(a3));
   if (number != SYS_seccomp || (a1 != SECCOMP_SET_MODE_STRICT && a1 != SECCOMP_SET_MODE_FILTER)) return SandboxEffect::kNone;
-  return a1 == SECCOMP_SET_MODE_FILTER && !filter_may_stop(reinterpret_cast<const void*>(a3)) ? SandboxEffect::kMayRefuse
-                                                                                              : SandboxEffect::kMayStop;
+  return effect_of_mode(a1 == SECCOMP_SET_MODE_FILTER, static_cast<std::uintptr_t>(a3));
 }
 
 namespace real {
