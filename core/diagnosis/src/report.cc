@@ -49,10 +49,15 @@ std::size_t user_python_frame(const std::vector<Frame>& frames, PythonUsersCode 
 
 }  // namespace
 
+std::string_view unread_module_reason(const Frame& frame) {
+  const std::string_view f = frame.function;
+  if (frame.kind != FrameKind::kNative || !f.starts_with("?? (") || !f.ends_with(")")) return {};
+  return f.substr(4, f.size() - 5);
+}
+
 bool frame_has_name(const Frame& frame) {
-  // "?? (libfoo.so changed since the run)", "?? (... could not be opened: ...)": the symbolizer's
-  // reason, one for every address of the module, which would make its frames one.
-  return !frame.function.empty() && frame.function != "??" && !frame.function.starts_with("?? (");
+  // The symbolizer's reason is one for every address of the module, which would make its frames one.
+  return !frame.function.empty() && frame.function != "??" && unread_module_reason(frame).empty();
 }
 
 std::string frame_short_name(const Frame& frame) {

@@ -2,18 +2,15 @@
 
 #include <cstddef>
 #include <map>
-#include <string_view>
 
 namespace tleak::diagnosis {
 
 std::string unnamed_modules_note(const std::vector<SiteReport>& sites) {
-  // By module, the symbolizer's reason: "?? (MODULE REASON)".
+  // By module, the symbolizer's reason.
   std::map<std::string, std::string> reasons;
   for (const SiteReport& site : sites) {
     for (const Frame& frame : site.frames) {
-      const std::string_view f = frame.function;
-      if (frame.kind != FrameKind::kNative || !f.starts_with("?? (") || !f.ends_with(")")) continue;
-      reasons.emplace(frame.module, std::string(f.substr(4, f.size() - 5)));
+      if (const std::string_view why = unread_module_reason(frame); !why.empty()) reasons.emplace(frame.module, why);
     }
   }
   if (reasons.empty()) return {};

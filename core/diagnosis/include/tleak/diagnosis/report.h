@@ -189,6 +189,9 @@ std::size_t user_frame_index(const std::vector<Frame>& frames, PythonUsersCode m
 // Whether a symbol names the frame's function (none does in a stripped module, "??", nor in one the
 // symbolizer could not read, "?? (why)").
 bool frame_has_name(const Frame& frame);
+// Why the symbolizer could not read the frame's module, as its function says ("libfoo.so changed
+// since the run" of "?? (libfoo.so changed since the run)"); empty for any other frame.
+std::string_view unread_module_reason(const Frame& frame);
 // How a frame is named in labels and text: its short function, or where no symbol names it (a
 // stripped program), its place in its module, "cat+0x4a2f", which addr2line or a debugger turns
 // into a line given the module's debug info.
