@@ -95,9 +95,7 @@ TEST_F(ProgramRun, AWaitingThreadsDeadFramesKeepNoBlockReachable) {
     EXPECT_EQ(report_["totals"]["leaked_bytes"], 900) << run;
     EXPECT_EQ(site_at(at("dead_frames.h", "STALE"))["leaked_bytes"], 900) << run;
   }
-  const auto m = run_process(VALGRIND_PROGRAM, {"--leak-check=full", program("stale_stack_words")});
-  ASSERT_EQ(m.exit_code, 0) << m.err;
-  EXPECT_EQ(memcheck_figure(m.err, "definitely lost") + memcheck_figure(m.err, "indirectly lost"), 900) << m.err;
+  expect_memcheck_loses({program("stale_stack_words")}, 900);
 }
 
 // Threads that ended left their stacks to the C library, which keeps them for the next threads
@@ -119,13 +117,8 @@ TEST_F(ProgramRun, AnEndedThreadsStackKeepsNoBlockReachable) {
   EXPECT_EQ(site_at(at("ended_thread_stacks.c", "HELD"))["reachable_at_exit_bytes"], 1200);
   EXPECT_EQ(site_at(at("ended_thread_stacks.c", "RESULT"))["reachable_at_exit_bytes"], 1500);
   EXPECT_EQ(report_["totals"]["leaked_bytes"], 900);
-  for (const char* mode : {"joined", "reused"}) {
-    const auto m = run_process(VALGRIND_PROGRAM, {"--leak-check=full", program("ended_thread_stacks"), mode});
-    ASSERT_EQ(m.exit_code, 0) << m.err;
-    EXPECT_EQ(memcheck_figure(m.err, "definitely lost") + memcheck_figure(m.err, "indirectly lost"),
-              std::string(mode) == "joined" ? 2700 : 900)
-        << m.err;
-  }
+  expect_memcheck_loses({program("ended_thread_stacks"), "joined"}, 2700);
+  expect_memcheck_loses({program("ended_thread_stacks"), "reused"}, 900);
 }
 
 // A worker's own malloc heap (a glibc arena), left with no block in use as it ended, still holds
@@ -137,9 +130,7 @@ TEST_F(ProgramRun, AnEmptiedThreadHeapKeepsNoBlockReachable) {
   EXPECT_EQ(r.out, "exiting\n");
   EXPECT_EQ(site_at(at("emptied_arena.c", "LOST"))["leaked_bytes"], 3000);
   EXPECT_EQ(report_["totals"]["leaked_bytes"], 3000);
-  const auto m = run_process(VALGRIND_PROGRAM, {"--leak-check=full", program("emptied_arena")});
-  ASSERT_EQ(m.exit_code, 0) << m.err;
-  EXPECT_EQ(memcheck_figure(m.err, "definitely lost") + memcheck_figure(m.err, "indirectly lost"), 3000) << m.err;
+  expect_memcheck_loses({program("emptied_arena")}, 3000);
 }
 
 // Blocks whose only pointers lie in shared memory the program mapped (tests/programs/shared_roots.c:
@@ -156,9 +147,7 @@ TEST_F(ProgramRun, SharedMemoryKeepsItsBlocksReachable) {
   }
   EXPECT_EQ(site_at(at("shared_roots.c", "LOST"))["leaked_bytes"], 555);
   EXPECT_EQ(report_["totals"]["leaked_bytes"], 555);
-  const auto m = run_process(VALGRIND_PROGRAM, {"--leak-check=full", program("shared_roots")});
-  ASSERT_EQ(m.exit_code, 0) << m.err;
-  EXPECT_EQ(memcheck_figure(m.err, "definitely lost") + memcheck_figure(m.err, "indirectly lost"), 555) << m.err;
+  expect_memcheck_loses({program("shared_roots")}, 555);
 }
 
 // More blocks live at exit than the exit scan's answer holds bits for in one message: the answer
@@ -175,9 +164,7 @@ TEST_F(ProgramRun, AnExitScansAnswerInPiecesJudgesEveryBlock) {
   EXPECT_EQ(kept["reachable_at_exit_bytes"], 600000 * 16);
   EXPECT_EQ(kept["leaked_bytes"], 0);
   EXPECT_EQ(site_at(at("many_blocks_at_exit.c", "ARRAY"))["reachable_at_exit_bytes"], 600000 * 8);
-  const auto m = run_process(VALGRIND_PROGRAM, {"--leak-check=full", program("many_blocks_at_exit")});
-  ASSERT_EQ(m.exit_code, 0) << m.err;
-  EXPECT_EQ(memcheck_figure(m.err, "definitely lost") + memcheck_figure(m.err, "indirectly lost"), 40000) << m.err;
+  expect_memcheck_loses({program("many_blocks_at_exit")}, 40000);
 }
 
 // A thread that allocates and frees as the program exits, while the exit scan reads the heap: the
@@ -204,9 +191,7 @@ TEST_F(ProgramRun, AThreadBusyAsTheProgramExitsLeavesTheExitScanExact) {
     EXPECT_EQ(noted, unjudged > 0) << run;
   }
   // Memcheck judges the heap once every thread is gone: the same loss.
-  const auto m = run_process(VALGRIND_PROGRAM, {"--leak-check=full", program("busy_thread_at_exit")});
-  ASSERT_EQ(m.exit_code, 0) << m.err;
-  EXPECT_EQ(memcheck_figure(m.err, "definitely lost") + memcheck_figure(m.err, "indirectly lost"), 1000) << m.err;
+  expect_memcheck_loses({program("busy_thread_at_exit")}, 1000);
 }
 
 // A thread that keeps moving the only pointer to a block between a global and a block it has just
@@ -226,9 +211,7 @@ TEST_F(ProgramRun, APointerMovedIntoANewBlockAsTheProgramExitsStaysReachable) {
     EXPECT_EQ(kept["reachable_at_exit_bytes"], 4096) << run;
   }
   // Memcheck judges the heap with every thread where it ended: the same loss.
-  const auto m = run_process(VALGRIND_PROGRAM, {"--leak-check=full", program("pointer_moving_at_exit")});
-  ASSERT_EQ(m.exit_code, 0) << m.err;
-  EXPECT_EQ(memcheck_figure(m.err, "definitely lost") + memcheck_figure(m.err, "indirectly lost"), 1000) << m.err;
+  expect_memcheck_loses({program("pointer_moving_at_exit")}, 1000);
 }
 
 // With another malloc preloaded (jemalloc), its own memory (free space, bookkeeping) holds the
@@ -285,9 +268,7 @@ TEST_F(ProgramRun, TheExitScanWorksWhenTheMainThreadEndedFirst) {
   EXPECT_TRUE(report_["run"]["program"]["exit_scan"]);
   EXPECT_EQ(site_at(at("main_exits_first.c", "LOST"))["leaked_bytes"], 1000);
   EXPECT_EQ(site_at(at("main_exits_first.c", "KEPT"))["reachable_at_exit_bytes"], 2000);
-  const auto m = run_process(VALGRIND_PROGRAM, {"--leak-check=full", program("main_exits_first")});
-  ASSERT_EQ(m.exit_code, 0) << m.err;
-  EXPECT_EQ(memcheck_figure(m.err, "definitely lost") + memcheck_figure(m.err, "indirectly lost"), 1000) << m.err;
+  expect_memcheck_loses({program("main_exits_first")}, 1000);
   EXPECT_EQ(report_["totals"]["leaked_bytes"], 1000);
 }
 
@@ -315,9 +296,7 @@ TEST_F(ProgramRun, TheMallocsOwnPointerToTheNextChunkKeepsNothingReachable) {
   const Json& lost = site_at(at("lost_beside_top.c", "LOST"));
   EXPECT_EQ(lost["leaked_bytes"], 1000);
   EXPECT_EQ(lost["reachable_at_exit_bytes"], 0);
-  const auto m = run_process(VALGRIND_PROGRAM, {"--leak-check=full", program("lost_beside_top")});
-  ASSERT_EQ(m.exit_code, 0) << m.err;
-  EXPECT_EQ(memcheck_figure(m.err, "definitely lost") + memcheck_figure(m.err, "indirectly lost"), 1000) << m.err;
+  expect_memcheck_loses({program("lost_beside_top")}, 1000);
   EXPECT_EQ(report_["totals"]["leaked_bytes"], 1000);
 }
 
@@ -355,9 +334,7 @@ TEST_F(ProgramRun, APendingDlerrorMessageIsNotALeak) {
   EXPECT_EQ(report_["totals"]["leaked_bytes"], 100);
   EXPECT_EQ(report_["totals"]["leaked_blocks"], 1);
   EXPECT_EQ(site_at(at("pending_dlerror.c", "LOST"))["leaked_bytes"], 100);
-  const auto m = run_process(VALGRIND_PROGRAM, {"--leak-check=full", program("pending_dlerror")});
-  ASSERT_EQ(m.exit_code, 0) << m.err;
-  EXPECT_EQ(memcheck_figure(m.err, "definitely lost") + memcheck_figure(m.err, "indirectly lost"), 100) << m.err;
+  expect_memcheck_loses({program("pending_dlerror")}, 100);
 }
 
 // An address kept as data (instructions, bytes, text) is no reference: the interpreter's static
@@ -408,9 +385,7 @@ TEST_F(ProgramRun, AnExitScanWithoutRoomJudgesNothingAndSaysWhy) {
   EXPECT_EQ(report_["totals"]["leaked_bytes"], 1000);
   EXPECT_EQ(site_at(at("address_space_full.c", "LOST"))["leaked_bytes"], 1000);
   EXPECT_EQ(site_at(at("address_space_full.c", "KEPT"))["reachable_at_exit_bytes"], 4096);
-  const auto m = run_process(VALGRIND_PROGRAM, {"--leak-check=full", program("address_space_full"), "64"});
-  ASSERT_EQ(m.exit_code, 0) << m.err;
-  EXPECT_EQ(memcheck_figure(m.err, "definitely lost") + memcheck_figure(m.err, "indirectly lost"), 1000) << m.err;
+  expect_memcheck_loses({program("address_space_full"), "64"}, 1000);
 }
 
 // A gate on leaks does not pass a run whose leaks were not looked for: `run --fail-on leak` exits 1
