@@ -422,6 +422,12 @@ bool inside_agent() { return t_inside; }
 
 bool recording_this_process() { return g_status.load(std::memory_order_acquire) == kOn; }
 
+void note_deep_bound(bool rebound) {
+  if (g_control_page == nullptr) return;
+  __atomic_add_fetch(rebound ? &g_control_page->deep_bound_rebound : &g_control_page->deep_bound_unrebound, 1,
+                     __ATOMIC_RELAXED);
+}
+
 void agent_channel_lost() {
   int on = kOn;
   g_status.compare_exchange_strong(on, kOff, std::memory_order_acq_rel);

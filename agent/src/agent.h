@@ -124,6 +124,10 @@ class PassThrough {
  private:
   bool was_inside_;
 };
+// A library loaded with RTLD_DEEPBIND whose calls the agent bound to its own once it was loaded, or
+// could not (deep_binding.h): counted in the control page, for the report's notes.
+void note_deep_bound(bool rebound);
+
 // The channel to the parent is gone (channel.h): recording stops.
 void agent_channel_lost();
 

@@ -99,33 +99,44 @@ const ElfW(Sym)* find_sysv(const DynamicSymbols& table, const char* name) {
   return nullptr;
 }
 
+// Where to look: the objects after the one holding `self`, or all.
+enum class Where { kAfter, kAll };
+
 struct Search {
   const void* self;
   const char* name;
+  Where where;
   bool past_self = false;
   void* found = nullptr;
 };
 
 int visit(dl_phdr_info* info, std::size_t, void* data) {
   auto* search = static_cast<Search*>(data);
-  if (!search->past_self) {
+  if (search->where == Where::kAfter && !search->past_self) {
     search->past_self = object_holds(info, reinterpret_cast<std::uintptr_t>(search->self));
     return 0;
   }
-  DynamicSymbols table;
-  if (!dynamic_symbols(info, &table)) return 0;
-  const ElfW(Sym)* symbol = table.gnu_hash != nullptr ? find_gnu(table, search->name) : find_sysv(table, search->name);
-  if (symbol == nullptr) return 0;
-  search->found = reinterpret_cast<void*>(info->dlpi_addr + symbol->st_value);
-  return 1;  // the first one, as the loader would bind
+  search->found = function_defined_in(info, search->name);
+  return search->found != nullptr ? 1 : 0;  // the first one, as the loader would bind
+}
+
+void* search(const void* self, const char* name, Where where) {
+  Search s{self, name, where};
+  real_dl_iterate_phdr(visit, &s);
+  return s.found;
 }
 
 }  // namespace
 
-void* find_function_after(const void* self, const char* name) {
-  Search search{self, name};
-  real_dl_iterate_phdr(visit, &search);
-  return search.found;
+void* function_defined_in(const dl_phdr_info* info, const char* name) {
+  DynamicSymbols table;
+  if (!dynamic_symbols(info, &table)) return nullptr;
+  const ElfW(Sym)* symbol = table.gnu_hash != nullptr ? find_gnu(table, name) : find_sysv(table, name);
+  return symbol != nullptr ? reinterpret_cast<void*>(info->dlpi_addr + symbol->st_value) : nullptr;
 }
+
+void* find_function_after(const void* self, const char* name) { return search(self, name, Where::kAfter); }
+
+void* find_function_first(const char* name) { return search(nullptr, name, Where::kAll); }
 
 }  // namespace tleak::agent

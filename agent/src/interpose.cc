@@ -12,6 +12,7 @@
 #include "agent.h"
 #include "allocator_regions.h"
 #include "channel.h"
+#include "deep_binding.h"
 #include "descriptors.h"
 #include "modules.h"
 #include "next_symbol.h"
@@ -199,6 +200,42 @@ TLEAK_EXPORT int dlclose(void* handle) {
   agent::after_unload();
   return result;
 }
+
+// dlopen: the loader reads its caller's return address (to search the caller's RUNPATH, expand
+// $ORIGIN, load into the caller's namespace), so the call goes on to the C library's by a jump, the
+// program's return address still on the stack, unless the agent takes it to bind a deep-bound
+// library's calls to its own functions (deep_binding.h). The caller's return address is the third
+// argument of the question.
+#if defined(__x86_64__)
+asm(R"(
+    .text
+    .globl dlopen
+    .type dlopen, @function
+    .p2align 4
+dlopen:
+    .cfi_startproc
+    endbr64
+    pushq %rdi
+    .cfi_adjust_cfa_offset 8
+    pushq %rsi
+    .cfi_adjust_cfa_offset 8
+    movq 16(%rsp), %rdx
+    subq $8, %rsp
+    .cfi_adjust_cfa_offset 8
+    call tleak_dlopen_is_rebound
+    addq $8, %rsp
+    .cfi_adjust_cfa_offset -8
+    popq %rsi
+    .cfi_adjust_cfa_offset -8
+    popq %rdi
+    .cfi_adjust_cfa_offset -8
+    testb %al, %al
+    jnz tleak_rebinding_dlopen
+    jmpq *tleak_next_dlopen(%rip)
+    .cfi_endproc
+    .size dlopen, .-dlopen
+)");
+#endif
 
 // A program that closes every descriptor it may have inherited (a daemon, Python's os.closerange)
 // closes the agent's channel too: that one is kept, and every other goes as asked (channel.h).

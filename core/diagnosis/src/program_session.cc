@@ -811,6 +811,8 @@ Report run_program(const ProgramOptions& o) {
   const bool channel_refused = control->channel_lost == agent::kChannelRefused;
   const bool sandboxed = control->sandboxed != 0;
   const std::uint64_t untracked_threads = control->untracked_threads;
+  const std::uint32_t deep_bound_unrebound = control->deep_bound_unrebound;
+  const std::uint32_t deep_bound_rebound = control->deep_bound_rebound;
   const OtherProcesses others = other_processes(*control);
   munmap(page, 4096);
 
@@ -899,6 +901,14 @@ Report run_program(const ProgramOptions& o) {
                            " of the agent's thread buffers were taken by threads alive at once: their allocations "
                            "and frees are not in this report (a block one of them freed reads as still allocated)");
   }
+  if (deep_bound_unrebound > 0) {
+    report.notes.push_back(
+        counted(deep_bound_unrebound, "dlopen call", "dlopen calls") +
+        " with RTLD_DEEPBIND named a library the loader looks for from the calling object's place (a bare name "
+        "with the caller's RUNPATH or an RPATH in play, or $ORIGIN), so tleak's agent could not bind that "
+        "library's calls to malloc and free to its own: a block it freed reads as still allocated (leaked, at "
+        "exit), and the blocks it allocated are not in this report; loading it by its path has them seen");
+  }
   if (source.stacks_overflowed()) {
     report.notes.push_back("the program made more than " + std::to_string(agent::kMaxSites - 1) +
                            " distinct allocation stacks, all tleak gives a site of their own: allocations from stacks first "
@@ -953,6 +963,12 @@ Report run_program(const ProgramOptions& o) {
                            std::to_string(kExitScanHoldMs / 1000) +
                            " s, before the scan was done: a pointer they moved meanwhile was not seen, and "
                            "a block only it pointed to counts as leaked");
+  }
+  if (report.run.program->exit_scan && deep_bound_rebound > 0 && report.totals.leaked_bytes > 0) {
+    report.notes.push_back("the program loaded " + counted(deep_bound_rebound, "library", "libraries") +
+                           " with RTLD_DEEPBIND, whose calls tleak's agent bound to its own once loaded: what their "
+                           "constructors allocated while the loader ran them was not seen, nor read by the exit scan, "
+                           "so a block that only such a block points to counts as leaked");
   }
   if (report.run.program->exit_scan && unread_threads > 0 && report.totals.leaked_bytes > 0) {
     report.notes.push_back("the registers of " + counted(unread_threads, "other thread", "other threads") +

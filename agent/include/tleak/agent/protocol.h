@@ -34,7 +34,7 @@ inline constexpr std::uint32_t kProtocolMagic = 0x6b61656c;  // "leak"
 // message slots say how much of each a thread has filled (MessageSlots::filled); 17: the live list
 // says whether every other thread was read (LiveListHeader::flags), and the control page whether the
 // agent stopped before a seccomp sandbox (ControlPage::sandboxed)
-inline constexpr std::uint32_t kProtocolVersion = 17;
+inline constexpr std::uint32_t kProtocolVersion = 18;
 inline constexpr std::uint32_t kMaxMessageBytes = 64 * 1024;
 inline constexpr std::uint32_t kMaxFrames = 64;
 // The widest line whose columns a Python frame record names (PythonFrameRecord::column), in bytes.
@@ -361,6 +361,12 @@ struct ControlPage {
   // calls (sandbox_calls.h), and the agent sent what it had, stopped recording and closed its
   // channel before.
   volatile std::uint32_t sandboxed;
+  // Counted by the agent: dlopen calls with RTLD_DEEPBIND whose library it could not bind to its own
+  // functions (deep_binding.h: a file the loader looks for from the caller's place).
+  volatile std::uint32_t deep_bound_unrebound;
+  // Counted by the agent: those whose library it bound to its own functions once loaded, after
+  // the library's constructors had run.
+  volatile std::uint32_t deep_bound_rebound;
 };
 static_assert(sizeof(ControlPage) <= 4096, "the control page is one page");
 
