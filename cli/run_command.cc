@@ -50,6 +50,7 @@ struct RunArgs {
   std::string focus;
   std::string record;
   bool record_given = false;  // set from the command line once parsed (an empty NAME is refused)
+  bool record_fork = false;
   std::size_t max_sites = diagnosis::kDefaultMaxSites;
   bool max_sites_given = false;  // set from the command line once parsed
 };
@@ -155,6 +156,10 @@ int run_program_command(const RunArgs& args) {
   // Given empty, it would mean "the command's own process" (ProgramOptions::record): refused.
   if (args.record_given && args.record.empty()) throw UsageError("--record: give " + *diagnosis::record_name_problem(""));
   options.record = args.record;
+  if (args.record_fork && args.record_given) {
+    throw UsageError("run: --record and --record-fork name two different processes to record; give one");
+  }
+  options.record_fork = args.record_fork;
   options.stack_depth = args.stack_depth;
   options.max_sites = args.max_sites;
   if (!args.sample_every.empty()) options.sample_seconds = parse_duration("--sample-every", args.sample_every);
@@ -281,6 +286,10 @@ Command add_run_command(CommandLine& app) {
              "With -- COMMAND: record the first process the command starts, itself or through others (a "
              "wrapper script, a launcher), that runs this program (a file name: python3, or a Python "
              "script's: train.py), not the command's own");
+  sub.flag("--record-fork", args->record_fork,
+           "With -- COMMAND: record the first copy of the command's process that it forks and that "
+           "allocates (a DataLoader's or a multiprocessing pool's worker), from that allocation on, not "
+           "the command's own");
   sub.option("--max-sites", args->max_sites,
              "With -- COMMAND: list at most N sites; every leak, growth and retained site is listed, "
              "the smaller bounded ones past N are added up in omitted_sites (default 1000)")
@@ -298,9 +307,9 @@ Command add_run_command(CommandLine& app) {
       throw UsageError("run: name a scenario (tleak list) or a program after -- (tleak run -- COMMAND ARGS...)");
     }
     for (const std::string* option : {&args->sample_every, &args->max_live, &args->snapshot_signal, &args->focus}) {
-      if (!option->empty() || args->max_sites_given || args->record_given) {
-        throw UsageError("run: --sample-every, --max-live, --max-sites, --snapshot-signal, --focus and --record need -- "
-                         "COMMAND");
+      if (!option->empty() || args->max_sites_given || args->record_given || args->record_fork) {
+        throw UsageError("run: --sample-every, --max-live, --max-sites, --snapshot-signal, --focus, --record and "
+                         "--record-fork need -- COMMAND");
       }
     }
     // An option an untracked run cannot honour is refused, not silently ignored.

@@ -52,8 +52,10 @@ __thread std::uint32_t recording::t_recorded __attribute__((tls_model("initial-e
 namespace {
 
 // kExiting: from the exit fence to the exit scan's answer, the blocks other threads (still running
-// as the program exits) allocate and free are recorded, and no fence is sent.
-enum Status : int { kOff = 0, kOn = 1, kFinished = 2, kExiting = 3 };
+// as the program exits) allocate and free are recorded, and no fence is sent. kForkPending: a copy
+// the fork source forked (--record-fork), whose first allocation or free may start the recording;
+// kStarting while it does.
+enum Status : int { kOff = 0, kOn = 1, kFinished = 2, kExiting = 3, kForkPending = 4, kStarting = 5 };
 
 // The status in a page of its own, which a child made without fork()'s handlers (a raw clone system
 // call) sees zeroed, kOff (MADV_WIPEONFORK, at start): its copy of the thread buffers would write
@@ -418,6 +420,12 @@ bool tracking() {
   return (status == kOn || status == kExiting) && !t_inside;
 }
 
+bool tracking_or_starting() {
+  const int status = g_status.load(std::memory_order_relaxed);
+  if (status == kOn || status == kExiting) return !t_inside;
+  return status == kForkPending && start_forked_copy();
+}
+
 bool inside_agent() { return t_inside; }
 
 bool recording_this_process() { return g_status.load(std::memory_order_acquire) == kOn; }
@@ -719,7 +727,7 @@ void recording::record_captured_alloc(ThreadBuffer* buffer, const void* address,
 std::uint64_t free_stamp() { return tracking() ? stamp() : 0; }
 
 void record_free_at(const void* address, std::uint64_t ns) {
-  if (!tracking() || address == nullptr) return;
+  if (!tracking_or_starting() || address == nullptr) return;
   Inside inside;
   const int saved_errno = errno;
   if (ThreadBuffer* buffer = this_thread_buffer()) {
@@ -768,60 +776,32 @@ void fence(RecordKind kind, const char* name) {
   errno = saved_errno;
 }
 
-// Start-up: runs before the program's own constructors (the preloaded object is initialized right
-// after the C library). Everything allocated before it passes through untracked.
-__attribute__((constructor)) static void agent_start() {
-  // The program's errno is its own, even before main.
-  const int saved_errno = errno;
-  struct Restore {
-    int value;
-    ~Restore() { errno = value; }
-  } restore{saved_errno};
-  std::uint64_t pid = 0, fd = 0, control_fd = 0, depth = 12, sample_us = 100'000;
-  const bool named_pid = read_number(kEnvPid, 1, 0xffffffffu, &pid);
-  const bool has_stream = read_number(kEnvStreamFd, 0, 1 << 20, &fd);
-  const bool has_control_fd = read_number(kEnvControlFd, 0, 1 << 20, &control_fd);
-  // The executable's path, read once: the hello names it, --record compares it, and CPython's
-  // command line is read by it.
-  static char executable[kMaxPathBytes];
-  const ssize_t length = readlink("/proc/self/exe", executable, sizeof executable - 1);
-  executable[length > 0 ? length : 0] = '\0';
-  // Requests made before this image started (a signal while the program was still loading) are
-  // served at its first allocation.
+namespace {
+
+// The executable's path, read once at start-up: the hello names it, --record compares it, and
+// CPython's command line is read by it.
+char g_executable[kMaxPathBytes];
+
+// --record-fork: the command's process (and each image it execs) records nothing itself; the first
+// copy it forks that allocates claims the recording (claim_forked_copy), from that allocation on.
+struct ForkSource {
   ControlPage* control = nullptr;
-  bool recorded = false;
-  int stream = has_stream ? static_cast<int>(fd) : -1;
-  bool stream_connected = false;  // a connection of the agent's own (--record), not the inherited socket
-  auto other = ControlPage::OtherKind::kExecd;
-  if (const char* name = getenv(kEnvRecordName); name != nullptr && named_pid) {
-    // tleak run --record NAME: the process that runs NAME first, wherever the command started it.
-    control = find_control_page(has_control_fd ? static_cast<int>(control_fd) : -1, getenv(kEnvControlPath));
-    if (control != nullptr) {
-      const RecordDecision decision = claim_recording(control, name, stream, getenv(kEnvStreamName), executable);
-      recorded = decision.claim == RecordClaim::kRecorded;
-      stream = decision.stream;
-      stream_connected = decision.connected;
-      if (decision.claim == RecordClaim::kNoDescriptors) other = ControlPage::OtherKind::kNoDescriptors;
-    }
-  } else {
-    recorded = named_pid && pid == static_cast<std::uint64_t>(getpid()) && has_stream;
-    if (recorded && has_control_fd) control = map_control_page(static_cast<int>(control_fd));
-    // A process the recorded one started (it inherited the agent): tleak is told it exists.
-    if (!recorded && named_pid && pid != static_cast<std::uint64_t>(getpid())) {
-      control = find_control_page(has_control_fd ? static_cast<int>(control_fd) : -1, getenv(kEnvControlPath));
-    }
-  }
-  if (!recorded) {
-    allocator_regions_stop();
-    note_other_process(control, executable, other);
-    if (control != nullptr) munmap(control, 4096);
-    return;
-  }
+  int stream_fd = -1;
+  char stream_name[128] = {};  // the listener's name, copied: the program may change its environment
+};
+ForkSource g_fork_source;
+bool g_forked_copy = false;  // this process is such a copy, recorded
+
+// Recording starts: the channel `stream` adopted (`stream_connected`: a connection of the agent's
+// own, closed once adopted), the rest of the agent set up, the hello sent. `forked_copy`: a copy
+// of a running process (--record-fork), whose thread is wherever its parent's forking one was.
+void start_recording(ControlPage* control, int stream, bool stream_connected, bool forked_copy) {
   // Before anything of the agent's own is mapped: from here on only the malloc's mappings count.
   const CodeRange malloc_code = code_range_of(real::malloc_function());
   allocator_regions_start(malloc_code);
   g_malloc_is_c_library = malloc_code.is_c_library;
-  g_agent_code = code_range_of(reinterpret_cast<const void*>(&agent_start));
+  g_agent_code = code_range_of(reinterpret_cast<const void*>(&start_recording));
+  std::uint64_t depth = 12, sample_us = 100'000;
   read_number(kEnvStackDepth, 0, kMaxFrames, &depth);
   read_number(kEnvSampleMicros, 1000, 3'600'000'000ull, &sample_us);
   Inside inside;
@@ -855,10 +835,11 @@ __attribute__((constructor)) static void agent_start() {
     allocator_regions_stop();
     return;
   }
-  note_main_stack(reinterpret_cast<std::uintptr_t>(__libc_stack_end));
+  // A forked copy's one thread may be any of its parent's: its stack's bounds are read when needed.
+  if (!forked_copy) note_main_stack(reinterpret_cast<std::uintptr_t>(__libc_stack_end));
   // A CPython process (the python executable, or a program linking libpython): Python frames too.
   if (python_init()) {
-    python_read_main_code(executable);
+    python_read_main_code(g_executable);
     g_watch_finalizing = true;
     if (g_stack_depth > 0) g_walk_depth = std::min(g_stack_depth + 1 + recording::kCallPathFrames, static_cast<int>(kMaxFrames) + 1);
   }
@@ -876,13 +857,101 @@ __attribute__((constructor)) static void agent_start() {
   if (sysconf(_SC_PAGESIZE) == static_cast<long>(sizeof g_status_page)) {
     madvise(&g_status_page, sizeof g_status_page, MADV_WIPEONFORK);
   }
+  g_forked_copy = forked_copy;
   g_use_tsc = kernel_uses_tsc();
   g_ns_origin = now_ns();
   g_tsc_origin = stamp();
-  send_hello(executable);
+  send_hello(g_executable);
   send_modules_if_changed();
   g_next_fence_ns.store(stamp_after(stamp(), g_sample_ns), std::memory_order_relaxed);
   g_status.store(kOn, std::memory_order_release);
+}
+
+// In a child the fork source just forked (a fork handler: it runs before the child's own code):
+// its first allocation or free starts the recording, if no other copy has claimed it by then. A
+// child that execs first allocates nothing here (its new image is another process, noted as such).
+void forked_from_source() { g_status.store(kForkPending, std::memory_order_release); }
+
+}  // namespace
+
+bool start_forked_copy() {
+  int pending = kForkPending;
+  if (t_inside || !g_status.compare_exchange_strong(pending, kStarting, std::memory_order_acq_rel)) return false;
+  const int saved_errno = errno;
+  const RecordDecision decision = claim_forked_copy(g_fork_source.control, g_fork_source.stream_fd,
+                                                    g_fork_source.stream_name[0] != '\0' ? g_fork_source.stream_name : nullptr);
+  if (decision.claim == RecordClaim::kRecorded) {
+    start_recording(g_fork_source.control, decision.stream, decision.connected, true);
+  } else {
+    note_forked_child(g_fork_source.control);
+  }
+  // Recording, or for good not: a copy that could not start runs as any other.
+  int starting = kStarting;
+  g_status.compare_exchange_strong(starting, kOff, std::memory_order_acq_rel);
+  errno = saved_errno;
+  return g_status.load(std::memory_order_acquire) == kOn;
+}
+
+// Start-up: runs before the program's own constructors (the preloaded object is initialized right
+// after the C library). Everything allocated before it passes through untracked.
+__attribute__((constructor)) static void agent_start() {
+  // The program's errno is its own, even before main.
+  const int saved_errno = errno;
+  struct Restore {
+    int value;
+    ~Restore() { errno = value; }
+  } restore{saved_errno};
+  std::uint64_t pid = 0, fd = 0, control_fd = 0;
+  const bool named_pid = read_number(kEnvPid, 1, 0xffffffffu, &pid);
+  const bool has_stream = read_number(kEnvStreamFd, 0, 1 << 20, &fd);
+  const bool has_control_fd = read_number(kEnvControlFd, 0, 1 << 20, &control_fd);
+  const ssize_t length = readlink("/proc/self/exe", g_executable, sizeof g_executable - 1);
+  g_executable[length > 0 ? length : 0] = '\0';
+  // Requests made before this image started (a signal while the program was still loading) are
+  // served at its first allocation.
+  ControlPage* control = nullptr;
+  bool recorded = false;
+  int stream = has_stream ? static_cast<int>(fd) : -1;
+  bool stream_connected = false;  // a connection of the agent's own (--record), not the inherited socket
+  auto other = ControlPage::OtherKind::kExecd;
+  const bool own_process = named_pid && pid == static_cast<std::uint64_t>(getpid());
+  if (const char* name = getenv(kEnvRecordName); name != nullptr && named_pid) {
+    // tleak run --record NAME: the process that runs NAME first, wherever the command started it.
+    control = find_control_page(has_control_fd ? static_cast<int>(control_fd) : -1, getenv(kEnvControlPath));
+    if (control != nullptr) {
+      const RecordDecision decision = claim_recording(control, name, stream, getenv(kEnvStreamName), g_executable);
+      recorded = decision.claim == RecordClaim::kRecorded;
+      stream = decision.stream;
+      stream_connected = decision.connected;
+      if (decision.claim == RecordClaim::kNoDescriptors) other = ControlPage::OtherKind::kNoDescriptors;
+    }
+  } else if (getenv(kEnvRecordFork) != nullptr && own_process && has_control_fd) {
+    // tleak run --record-fork: this process is the source of the copy recorded, and records nothing.
+    control = map_control_page(static_cast<int>(control_fd));
+    allocator_regions_stop();
+    if (control == nullptr) return;
+    g_fork_source.control = control;
+    g_fork_source.stream_fd = stream;
+    if (const char* listener = getenv(kEnvStreamName); listener != nullptr && std::strlen(listener) < sizeof g_fork_source.stream_name) {
+      std::strcpy(g_fork_source.stream_name, listener);
+    }
+    pthread_atfork(nullptr, nullptr, forked_from_source);
+    return;
+  } else {
+    recorded = own_process && has_stream;
+    if (recorded && has_control_fd) control = map_control_page(static_cast<int>(control_fd));
+    // A process the recorded one started (it inherited the agent): tleak is told it exists.
+    if (!recorded && named_pid && pid != static_cast<std::uint64_t>(getpid())) {
+      control = find_control_page(has_control_fd ? static_cast<int>(control_fd) : -1, getenv(kEnvControlPath));
+    }
+  }
+  if (!recorded) {
+    allocator_regions_stop();
+    note_other_process(control, g_executable, other);
+    if (control != nullptr) munmap(control, 4096);
+    return;
+  }
+  start_recording(control, stream, stream_connected, false);
 }
 
 // The exit fence and the handshake. The scan reads this thread's stack from `stack_from` up, and
@@ -911,6 +980,13 @@ __attribute__((destructor)) static void agent_finish() {
   }
   const int saved_errno = errno;
   Inside inside;
+  if (g_forked_copy) {
+    // The blocks it inherited were allocated before the recording began, unseen: a scan would read
+    // none of them, and call what only they point to leaked. Its blocks left are unjudged.
+    send_buffers_and_stop_tracking(kFinished);
+    errno = saved_errno;
+    return;
+  }
   // The stack is read from the frame of exit's handlers up, and the registers as they hold them
   // (exit_frame.h): the handlers' callees, this destructor among them, held stale words of the
   // program's earlier calls (pending_dlerror.c's lost block, read reachable in a build of the agent

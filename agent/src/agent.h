@@ -26,6 +26,11 @@ bool active();
 bool tracking();
 // Whether this process is the one tleak runs (and records it still).
 bool recording_this_process();
+// tracking(), or in a copy forked under --record-fork, whether the recording starts now (at the
+// copy's first allocation or free) and this one is recorded.
+bool tracking_or_starting();
+// The start of the recording in such a copy: claimed, unless another copy has been (agent.cc).
+bool start_forked_copy();
 
 namespace recording {
 // Return addresses kept per stack (tleak run --stack-depth), set once at start-up.
@@ -79,7 +84,7 @@ extern __thread std::uint32_t t_recorded __attribute__((tls_model("initial-exec"
 // frame that is not the program's (two more of the agent's were walked before, a seventh of a
 // 12-frame stack's frames).
 [[gnu::always_inline]] inline void record_alloc(const void* address, std::size_t size) {
-  if (!tracking() || address == nullptr) return;
+  if (!tracking_or_starting() || address == nullptr) return;
   const int saved_errno = errno;
   recording::t_inside = true;
   const std::uint64_t started = step_profile::now();

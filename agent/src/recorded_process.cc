@@ -77,37 +77,48 @@ int connect_to_tleak(const char* name, pid_t tleak) {
   return fd;
 }
 
-}  // namespace
-
-RecordDecision claim_recording(ControlPage* control, const char* name, int stream_fd, const char* stream_name,
-                               const char* executable) {
-  const auto pid = static_cast<std::uint32_t>(getpid());
+// The stream a process that claimed the recording has, or can have: the one it inherited, else a
+// connection of its own.
+RecordDecision adopt_stream(ControlPage* control, int stream_fd, const char* stream_name) {
   const auto tleak = static_cast<pid_t>(control->tleak_pid);
-  const bool inherited = is_tleak_stream(stream_fd, tleak);
-  // The stream this process has, or can have: the one it inherited, else a connection of its own.
-  const auto stream = [&]() -> RecordDecision {
-    if (inherited) return {RecordClaim::kRecorded, stream_fd, false};
-    const int connection = stream_name != nullptr ? connect_to_tleak(stream_name, tleak) : -1;
-    if (connection < 0) return {RecordClaim::kNoDescriptors, -1, false};
-    return {RecordClaim::kRecorded, connection, true};
-  };
-  const std::uint32_t recorded = __atomic_load_n(&control->recorded_pid, __ATOMIC_ACQUIRE);
-  // An image the recorded process exec'd: the same pid. (Once it ended, tleak set kRecordedEnded: the
-  // system may give its pid to another process.)
-  if (recorded == pid) {
-    const RecordDecision decision = stream();
-    return decision.claim == RecordClaim::kRecorded ? decision : RecordDecision{};
-  }
-  if (recorded != 0 || !runs(name, executable)) return {};
+  if (is_tleak_stream(stream_fd, tleak)) return {RecordClaim::kRecorded, stream_fd, false};
+  const int connection = stream_name != nullptr ? connect_to_tleak(stream_name, tleak) : -1;
+  if (connection < 0) return {RecordClaim::kNoDescriptors, -1, false};
+  return {RecordClaim::kRecorded, connection, true};
+}
+
+// Claims the recording for this process (`pid`), then adopts its stream; gives the claim back if
+// there is none, for the next process that may have one.
+RecordDecision claim_then_adopt(ControlPage* control, std::uint32_t pid, int stream_fd, const char* stream_name) {
   std::uint32_t unclaimed = 0;
   // Claimed before connecting: tleak takes a connection only from the process that claimed.
   if (!__atomic_compare_exchange_n(&control->recorded_pid, &unclaimed, pid, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
     return {};
   }
-  const RecordDecision decision = stream();
-  // No way to tleak: the next process to run NAME may have one.
+  const RecordDecision decision = adopt_stream(control, stream_fd, stream_name);
   if (decision.claim != RecordClaim::kRecorded) __atomic_store_n(&control->recorded_pid, 0u, __ATOMIC_RELEASE);
   return decision;
+}
+
+}  // namespace
+
+RecordDecision claim_forked_copy(ControlPage* control, int stream_fd, const char* stream_name) {
+  if (control == nullptr) return {};
+  return claim_then_adopt(control, static_cast<std::uint32_t>(getpid()), stream_fd, stream_name);
+}
+
+RecordDecision claim_recording(ControlPage* control, const char* name, int stream_fd, const char* stream_name,
+                               const char* executable) {
+  const auto pid = static_cast<std::uint32_t>(getpid());
+  const std::uint32_t recorded = __atomic_load_n(&control->recorded_pid, __ATOMIC_ACQUIRE);
+  // An image the recorded process exec'd: the same pid. (Once it ended, tleak set kRecordedEnded: the
+  // system may give its pid to another process.)
+  if (recorded == pid) {
+    const RecordDecision decision = adopt_stream(control, stream_fd, stream_name);
+    return decision.claim == RecordClaim::kRecorded ? decision : RecordDecision{};
+  }
+  if (recorded != 0 || !runs(name, executable)) return {};
+  return claim_then_adopt(control, pid, stream_fd, stream_name);
 }
 
 }  // namespace tleak::agent

@@ -28,4 +28,9 @@ struct RecordDecision {
 RecordDecision claim_recording(ControlPage* control, const char* name, int stream_fd, const char* stream_name,
                                const char* executable);
 
+// --record-fork, in a copy of the command's process at its first allocation (system calls only):
+// the recording is this process's if no other copy claimed it first, through the descriptor the
+// copy inherited or a connection to tleak's listener (`stream_name`, or null).
+RecordDecision claim_forked_copy(ControlPage* control, int stream_fd, const char* stream_name);
+
 }  // namespace tleak::agent

@@ -52,7 +52,7 @@ double byte_rate(const nlohmann::json& value, const std::string& name, const std
 
 Expectation parse_expectation(const nlohmann::json& j, const std::string& where) {
   if (!j.is_object()) throw CheckError(where + ": a check must be an object");
-  reject_unknown_keys(j, {"scenario", "command", "record", "variant", "mode", "iterations", "expect"}, where);
+  reject_unknown_keys(j, {"scenario", "command", "record", "record_fork", "variant", "mode", "iterations", "expect"}, where);
   Expectation e;
   if (j.contains("command")) {
     // The user's own program: argv as an array of strings, judged by the same expectations.
@@ -74,12 +74,22 @@ Expectation parse_expectation(const nlohmann::json& j, const std::string& where)
       if (problem) throw CheckError(where + ": \"record\" must be " + *problem);
       e.record = r.get<std::string>();
     }
+    if (j.contains("record_fork")) {
+      // tleak run --record-fork: the first copy the command's process forks is the program checked.
+      if (!j["record_fork"].is_boolean()) throw CheckError(where + ": \"record_fork\" must be true or false");
+      e.record_fork = j["record_fork"].get<bool>();
+      if (e.record_fork && !e.record.empty()) {
+        throw CheckError(where + ": \"record\" and \"record_fork\" name two different processes to record; give one");
+      }
+    }
     e.variant = "program";
     e.mode = "native";
     parse_expect(j, e, where);
     return e;
   }
-  if (j.contains("record")) throw CheckError(where + ": \"record\" goes with a \"command\"");
+  if (j.contains("record") || j.contains("record_fork")) {
+    throw CheckError(where + ": \"" + (j.contains("record") ? "record" : "record_fork") + "\" goes with a \"command\"");
+  }
   if (!j.contains("scenario") || !j["scenario"].is_string()) throw CheckError(where + ": needs a \"scenario\" or a \"command\"");
   e.scenario = j["scenario"];
   const Scenario* s = find_scenario(e.scenario);
@@ -153,6 +163,7 @@ std::string Expectation::name() const {
   std::string text = "command";
   for (const std::string& a : command) text += " " + a;
   if (!record.empty()) text += " (record " + record + ")";
+  if (record_fork) text += " (record its forked copy)";
   return text;
 }
 
@@ -186,6 +197,7 @@ diagnosis::Report run_expectation(Expectation& e, const std::string& agent_path)
     diagnosis::ProgramOptions options;
     options.command = e.command;
     options.record = e.record;
+    options.record_fork = e.record_fork;
     options.agent_path = agent_path;
     try {
       return diagnosis::run_program(options);
@@ -270,6 +282,7 @@ std::string baseline_file_name(const Expectation& e) {
     h = (h ^ 0xfe) * 1099511628211ull;
     for (const unsigned char c : e.record) h = (h ^ c) * 1099511628211ull;
   }
+  if (e.record_fork) h = (h ^ 0xfd) * 1099511628211ull;
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
   return "command." + base.substr(0, 64) + "." + hex + ".json";

@@ -269,5 +269,95 @@ TEST_F(RecordRun, ANameNoProcessRanOrThatIsNoFileNameIsRefused) {
   expect_refused(tleak_run({"--record", std::string(300, 'x')}, {wrapper}), "of at most 255 bytes");
 }
 
+// `tleak run --record-fork -- COMMAND`: the first copy the command's process forks that allocates
+// (a worker) is recorded from that allocation on, not the command's own (tests/programs/forked_workers.c).
+TEST_F(RecordRun, TheFirstForkedCopyThatAllocatesIsRecorded) {
+  const auto r = tleak_run({"--record-fork"}, {program("forked_workers")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "workers done\n");  // the program's own output, untouched
+  const Json& run = report_["run"]["program"];
+  EXPECT_TRUE(run["forked_copy"]);
+  EXPECT_TRUE(run["record"].is_null());
+  EXPECT_EQ(run["exit_status"], 0);  // the command's
+  EXPECT_FALSE(run["exit_scan"]);
+  EXPECT_EQ(run["clock"], "iterations");
+  EXPECT_EQ(report_["run"]["iterations"], 40);  // one worker's marks, not the three's
+  // The worker's own work, exactly.
+  const Json& keep = site_at(at("forked_workers.c", "WORKER_KEEP"));
+  EXPECT_EQ(keep["verdict"], "growth");
+  EXPECT_EQ(keep["allocations"], 40);
+  EXPECT_NEAR(keep["growth"]["slope_bytes_per_iteration"].get<double>(), 1000.0, 1.0);
+  EXPECT_EQ(keep["unjudged_at_exit_bytes"], 40 * 1000);
+  const Json& scratch = site_at(at("forked_workers.c", "WORKER_SCRATCH"));
+  EXPECT_EQ(scratch["allocations"], 40);
+  EXPECT_EQ(scratch["frees"], 40);
+  // Nothing of the parent's, before the fork or after; the inherited block's free counts nowhere.
+  for (const Json& s : report_["sites"]) {
+    for (const char* parents : {"PARENT", "PARENT_AFTER"}) {
+      EXPECT_NE(s["label"], "main (" + at("forked_workers.c", parents)) << s["label"];
+    }
+  }
+  EXPECT_EQ(report_["totals"]["leaked_bytes"], 0);
+  // Which process, and that the other two workers were not recorded; why no exit scan.
+  const std::string recorded = record_note();
+  EXPECT_EQ(recorded, "tleak recorded process " + std::to_string(run["pid"].get<std::int64_t>()) +
+                          ", the first copy of the command's process that it forked and that allocated "
+                          "(--record-fork), from its first allocation on; the command's own process was not "
+                          "recorded, nor its other processes (forked_workers (forked, did not exec) x2)");
+  const std::vector<std::string> all = notes();
+  EXPECT_NE(std::find_if(all.begin(), all.end(),
+                         [](const std::string& n) { return n.rfind("no exit scan: the process recorded is a copy the program forked", 0) == 0; }),
+            all.end())
+      << report_["notes"];
+}
+
+// Without it, the parent's report says how to record one of its copies.
+TEST_F(RecordRun, WithoutRecordForkTheCommandsProcessIsRecordedAndTheCopiesNamed) {
+  const auto r = tleak_run({}, {program("forked_workers")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_FALSE(report_["run"]["program"]["forked_copy"]);
+  EXPECT_EQ(site_at(at("forked_workers.c", "PARENT_AFTER"))["allocations"], 10);
+  EXPECT_NE(report_["notes"].dump().find("(forked_workers (forked, did not exec) x3), which tleak does not record"),
+            std::string::npos)
+      << report_["notes"];
+  EXPECT_NE(report_["notes"].dump().find("record the first of them that allocates (--record-fork)"), std::string::npos);
+}
+
+// A check of a command's forked copy: judged on that copy's report; "record_fork" belongs to a
+// command, is a boolean, and names no other process than "record" does.
+TEST_F(RecordRun, ACheckJudgesTheForkedCopy) {
+  const std::string checks = path("checks.json");
+  const Json command = {program("forked_workers")};
+  Json j = {{"schema", "tleak.checks/1"},
+            {"checks",
+             {{{"command", command}, {"record_fork", true}, {"expect", {{"verdict", "growth"}}}},
+              {{"command", command}, {"record_fork", true}, {"expect", {{"max_growth_bytes_per_iteration", 500}}}}}}};
+  std::ofstream(checks) << j.dump();
+  const auto r = run_process(TLEAK_BINARY, {"check", "--checks", checks});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  const std::string name = "command " + program("forked_workers") + " (record its forked copy)";
+  EXPECT_NE(r.out.find("PASS  " + name), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("FAIL  " + name + ": "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("1 passed, 1 failed"), std::string::npos) << r.out;
+  for (const Json& bad : {Json{{"scenario", "append-loop"}, {"record_fork", true}},
+                          Json{{"command", command}, {"record_fork", "yes"}},
+                          Json{{"command", command}, {"record_fork", true}, {"record", "python3"}}}) {
+    std::ofstream(checks) << Json{{"schema", "tleak.checks/1"}, {"checks", {bad}}}.dump();
+    const auto refused = run_process(TLEAK_BINARY, {"check", "--checks", checks});
+    EXPECT_EQ(refused.exit_code, 2) << bad;
+    EXPECT_NE(refused.err.find("\"record_fork\""), std::string::npos) << refused.err;
+    EXPECT_EQ(std::count(refused.err.begin(), refused.err.end(), '\n'), 1) << refused.err;
+  }
+}
+
+// A command that forks no copy that allocates is refused once it ended, in one line; --record-fork
+// and --record name two processes.
+TEST_F(RecordRun, RecordForkWithoutACopyOrWithRecordIsRefused) {
+  expect_refused(tleak_run({"--record-fork"}, {program("growth"), "leaky"}),
+                 "ended with exit status 0 before any copy of its process that it forked allocated");
+  expect_refused(tleak_run({"--record-fork", "--record", "growth"}, {program("growth"), "leaky"}),
+                 "--record and --record-fork name two different processes to record; give one");
+}
+
 }  // namespace
 }  // namespace tleak::program_tests

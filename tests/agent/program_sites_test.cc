@@ -508,8 +508,8 @@ TEST_F(ProgramRun, ProcessesTheProgramStartsAreNamedInANote) {
   EXPECT_NE(notes.find("started at least 1 other process (resize_fork (forked, did not exec)), which tleak does not "
                        "record: it records the process it starts and the programs that process execs, not the copies "
                        "of itself it forks (what they allocate after the fork is not seen); to diagnose their work, "
-                       "run it in the program's own process (a PyTorch DataLoader with num_workers=0, a pool's "
-                       "function called directly)\""),
+                       "record the first of them that allocates (--record-fork), or run it in the program's own "
+                       "process (a PyTorch DataLoader with num_workers=0, a pool's function called directly)\""),
             std::string::npos)
       << notes;
   // Python's subprocess closes the descriptors a child inherits: found through tleak's own.

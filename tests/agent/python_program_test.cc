@@ -445,6 +445,40 @@ TEST_F(TorchRun, OutputsKeptWithTheirGraphGrowByTheGraph) {
   EXPECT_LT(total_growth() * 20, with_graph);
 }
 
+// A Dataset caching its items in the DataLoader's workers (tests/programs/torch/dataloader_cache.py):
+// --record-fork records the first worker, whose cache grows by a 16 KiB tensor per item it makes (60
+// of the 120: the two workers take turns); made anew each time, the item's site is bounded.
+TEST_F(TorchRun, ADataLoaderWorkersCacheIsGrowthInTheWorker) {
+  const std::string item = "dataloader_cache.py:" + std::to_string(line_of("torch/dataloader_cache.py", "ITEM")) +
+                           " in Items.__getitem__";
+  // The tensor's own storage: the largest of the sites at the line.
+  const auto storage_at_item = [&]() -> const Json* {
+    const Json* largest = nullptr;
+    for (const Json& s : report_["sites"]) {
+      if (s["label"] == item && (largest == nullptr || s["peak_live_bytes"] > (*largest)["peak_live_bytes"])) largest = &s;
+    }
+    return largest;
+  };
+  const auto r = tleak_run({"--record-fork"}, {TLEAK_PYTHON, script("dataloader_cache"), "leaky"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "items leaky 120\n");
+  EXPECT_TRUE(report_["run"]["program"]["forked_copy"]);
+  EXPECT_EQ(report_["run"]["iterations"], 60);
+  const Json* leaky = storage_at_item();
+  ASSERT_NE(leaky, nullptr) << report_["sites"].dump(1).substr(0, 4000);
+  EXPECT_EQ((*leaky)["verdict"], "growth");
+  EXPECT_NEAR((*leaky)["growth"]["slope_bytes_per_iteration"].get<double>(), 16384.0, 64.0);
+  EXPECT_EQ((*leaky)["allocations"], 60);
+  EXPECT_EQ((*leaky)["frees"], 0);
+
+  ASSERT_EQ(tleak_run({"--record-fork"}, {TLEAK_PYTHON, script("dataloader_cache"), "fixed"}).exit_code, 0);
+  const Json* fixed = storage_at_item();
+  ASSERT_NE(fixed, nullptr) << report_["sites"].dump(1).substr(0, 4000);
+  EXPECT_EQ((*fixed)["verdict"], "bounded");
+  EXPECT_EQ((*fixed)["allocations"], 60);
+  EXPECT_EQ((*fixed)["frees"], 60);
+}
+
 TEST_F(TorchRun, ATraceCachedPerNewShapeGrows) {
   ASSERT_EQ(tleak_run({}, {TLEAK_PYTHON, script("retrace_shapes"), "leaky"}).exit_code, 0);
   EXPECT_EQ(report_["summary"]["verdict"], "growth");

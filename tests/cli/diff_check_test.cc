@@ -206,6 +206,16 @@ TEST(Diff, ReportsOfOneCommandAreOfOneProgramWhateverTheirNames) {
   second.run.program->record = "python3";
   const ProcessResult recorded = tleak({"diff", files.path("first.json"), files.write("second.json", second)});
   EXPECT_EQ(recorded.exit_code, 0) << recorded.err;
+  // A command's forked copy (--record-fork) and its own process: two programs, though one script.
+  Report main_process = program_report("train.py", {"/usr/bin/python3", "train.py"});
+  Report worker = main_process;
+  worker.run.program->forked_copy = true;
+  const auto main_file = files.write("main.json", main_process), worker_file = files.write("worker.json", worker);
+  expect_refused(tleak({"diff", main_file, worker_file}),
+                 "report B is of a forked copy of its command's process (--record-fork), the other of a process "
+                 "started anew; pass --force");
+  const ProcessResult workers = tleak({"diff", worker_file, files.write("worker2.json", worker)});
+  EXPECT_EQ(workers.exit_code, 0) << workers.err;
 }
 
 TEST(Diff, RealLeakyAndFixedRunsNameTheFixedSite) {

@@ -189,8 +189,9 @@ TEST(ReportJson, NamesAMissingOrMistypedField) {
   EXPECT_THROW(report_from_json(j), ReportError);
 }
 
-// A program's report names every field of run.program; one written before `focus` and
-// `python_main_code` existed lacks only those two, and reads as the default labelling rule.
+// A program's report names every field of run.program; one written before `focus`,
+// `python_main_code` and `forked_copy` existed lacks only those, and reads as the default labelling
+// rule, of the command's own process.
 TEST(ReportJson, AProgramsFieldsAreRequiredButTheTwoNewest) {
   Report original = sample_report();
   original.run.program = ProgramInfo{};
@@ -199,6 +200,7 @@ TEST(ReportJson, AProgramsFieldsAreRequiredButTheTwoNewest) {
   original.run.program->exit_status = 0;
   original.run.program->focus = "/src/";
   original.run.program->python_main_code = "<string>";
+  original.run.program->forked_copy = true;
   nlohmann::json j = to_json(original);
   const Report back = report_from_json(j);
   ASSERT_TRUE(back.run.program.has_value());
@@ -206,12 +208,15 @@ TEST(ReportJson, AProgramsFieldsAreRequiredButTheTwoNewest) {
   EXPECT_EQ(back.run.program->pid, 4242);
   EXPECT_EQ(back.run.program->focus, std::optional<std::string>("/src/"));
   EXPECT_EQ(back.run.program->python_main_code, std::optional<std::string>("<string>"));
+  EXPECT_TRUE(back.run.program->forked_copy);
   EXPECT_EQ(to_json(back), j);
 
   nlohmann::json older = j;
   older["run"]["program"].erase("focus");
   older["run"]["program"].erase("python_main_code");
+  older["run"]["program"].erase("forked_copy");
   const Report old_back = report_from_json(older);
+  EXPECT_FALSE(old_back.run.program->forked_copy);
   EXPECT_FALSE(old_back.run.program->focus.has_value());
   EXPECT_FALSE(old_back.run.program->python_main_code.has_value());
   EXPECT_EQ(old_back.run.program->pid, 4242);

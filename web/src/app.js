@@ -48,7 +48,8 @@ function header() {
     // tleak run --record: the report is of one of the command's processes, whose exit status the
     // figure below is not.
     if (run.program.record) figures.push(["recorded", `${run.program.record} (pid ${run.program.pid}), the first of the command's processes to run it`]);
-    figures.push([run.program.record ? "the command's exit" : "exit", run.program.exit_signal ? `signal ${run.program.exit_signal}` : `status ${run.program.exit_status}`]);
+    if (run.program.forked_copy) figures.push(["recorded", `a forked copy (pid ${run.program.pid}), from its first allocation on`]);
+    figures.push([run.program.record || run.program.forked_copy ? "the command's exit" : "exit", run.program.exit_signal ? `signal ${run.program.exit_signal}` : `status ${run.program.exit_status}`]);
   }
   $("totals").replaceChildren(...figureNodes(figures));
   $("thresholds").replaceChildren(

@@ -201,18 +201,25 @@ void label_calls_apart(std::vector<SiteDelta>& sites, const std::unordered_map<s
 Diff diff_reports(const ReportSummary& a, const ReportSummary& b, bool force) {
   // Two runs of one command are of one program, whatever each report names it (an older tleak
   // named a Python program by its interpreter, python3.11; a newer one by its script), unless each
-  // recorded another of its processes (--record).
-  const bool same_command = !a.command.empty() && a.command == b.command && a.record == b.record;
+  // recorded another of its processes (--record, --record-fork).
+  const bool same_command =
+      !a.command.empty() && a.command == b.command && a.record == b.record && a.forked_copy == b.forked_copy;
   if (a.scenario != b.scenario && !same_command && !force) {
     throw DiffError("the reports are of different scenarios or programs ('" + a.scenario + "' and '" + b.scenario +
                     "'); pass --force to compare them anyway");
+  }
+  // A worker and the process that forked it run one program's code, but not one program's work.
+  if (a.forked_copy != b.forked_copy && !force) {
+    throw DiffError(std::string("report ") + (a.forked_copy ? "A" : "B") +
+                    " is of a forked copy of its command's process (--record-fork), the other of a process "
+                    "started anew; pass --force to compare them anyway");
   }
   Diff diff;
   diff.scenario_a = a.scenario;
   diff.scenario_b = b.scenario;
   diff.variant_a = a.variant;
   diff.variant_b = b.variant;
-  diff.forced = a.scenario != b.scenario && !same_command;
+  diff.forced = (a.scenario != b.scenario && !same_command) || a.forked_copy != b.forked_copy;
   diff.words_a = a.words;
   diff.words_b = b.words;
 

@@ -138,7 +138,15 @@ constexpr const char* kUnreachable =
 
 // The processes tleak did not record, as a note (empty if there were none): a wrapper script's
 // report, with its work done in a child, must not read as if nothing had happened.
-std::string other_processes_note(const OtherProcesses& others, const std::string& record, pid_t recorded_pid) {
+std::string other_processes_note(const OtherProcesses& others, const std::string& record, bool record_fork,
+                                 pid_t recorded_pid) {
+  if (record_fork) {
+    std::string note = "tleak recorded process " + std::to_string(recorded_pid) +
+                       ", the first copy of the command's process that it forked and that allocated (--record-fork), "
+                       "from its first allocation on; the command's own process was not recorded";
+    if (others.count > 0) note += ", nor its other processes (" + others.list + ")";
+    return note;
+  }
   if (!record.empty()) {
     std::string note = "tleak recorded process " + std::to_string(recorded_pid) + ", the first to run " + record +
                        " (--record)";
@@ -162,8 +170,9 @@ std::string other_processes_note(const OtherProcesses& others, const std::string
   if (others.programs.empty() && all_listed) {
     return started + ", which tleak does not record: it records the process it starts and the programs that process "
                      "execs, not the copies of itself it forks (what they allocate after the fork is not seen); to "
-                     "diagnose their work, run it in the program's own process (a PyTorch DataLoader with "
-                     "num_workers=0, a pool's function called directly)";
+                     "diagnose their work, record the first of them that allocates (--record-fork), or run it in the "
+                     "program's own process (a PyTorch DataLoader with num_workers=0, a pool's function called "
+                     "directly)";
   }
   // One program run by the others (a wrapper script's work): the option that records it, spelt out.
   const std::string record_it = others.programs.size() == 1 && all_listed ? *others.programs.begin() : "NAME";
@@ -266,12 +275,21 @@ pid_t start_child(const ProgramOptions& o, const std::string& path, int stream_f
     } else {
       setenv(agent::kEnvPythonFocus, o.focus.c_str(), 1);
     }
-    if (o.record.empty()) {
+    if (o.record_fork) {
+      setenv(agent::kEnvRecordFork, "1", 1);
+    } else {
+      unsetenv(agent::kEnvRecordFork);
+    }
+    if (!o.records_another()) {
       unsetenv(agent::kEnvRecordName);
       unsetenv(agent::kEnvStreamName);
       unsetenv(agent::kEnvSlotsPath);
     } else {
-      setenv(agent::kEnvRecordName, o.record.c_str(), 1);
+      if (o.record.empty()) {
+        unsetenv(agent::kEnvRecordName);
+      } else {
+        setenv(agent::kEnvRecordName, o.record.c_str(), 1);
+      }
       setenv(agent::kEnvStreamName, stream_name.c_str(), 1);
       if (slots_fd >= 0) {
         setenv(agent::kEnvSlotsPath, tleak_file(slots_fd).c_str(), 1);
@@ -474,7 +492,7 @@ Report run_program(const ProgramOptions& o) {
   Child child;
   // --record: where the process that runs NAME connects if it lost the socket's descriptor.
   std::optional<RecordListener> listener;
-  if (!o.record.empty()) listener.emplace();
+  if (o.records_another()) listener.emplace();
   child.pid = start_child(o, path, theirs.get(), control_fd.get(), slot_area.fd(), listener ? listener->name() : "",
                           signals.original(), descriptor_limit);
   theirs.reset();
@@ -492,7 +510,7 @@ Report run_program(const ProgramOptions& o) {
   // With --record, the process recorded, once its agent said hello (-1 before): a descendant of the
   // command's, which tleak waits for too (a wrapper may leave it running, or start it from a process
   // it left running), whose threads it reads at the exit scan and which --max-live stops.
-  pid_t recorded_pid = o.record.empty() ? child.pid : -1;
+  pid_t recorded_pid = o.records_another() ? -1 : child.pid;
   Fd recorded_pidfd;
   bool recorded_ended = false;  // the recorded process, another than the command's own, has ended
   bool recorded_exited = false;  // and it is gone (its pidfd said so): it writes in no slot
@@ -532,7 +550,7 @@ Report run_program(const ProgramOptions& o) {
                                Symbolizer& symbolizer, const SiteJudgements* judged) {
     out.thresholds = o.thresholds;
     // Under --record the recording is not of the command's script.
-    out.run.scenario = program_name(source, o.command, resolved.is_script && o.record.empty());
+    out.run.scenario = program_name(source, o.command, resolved.is_script && !o.records_another());
     out.run.variant = "program";
     out.run.mode = "native";
     out.run.iterations = rec.iterations;
@@ -547,6 +565,7 @@ Report run_program(const ProgramOptions& o) {
     // The process recorded: under --record, not the command's own.
     if (source.hello_seen()) info.pid = source.pid();
     if (!o.record.empty()) info.record = o.record;
+    info.forked_copy = o.record_fork;
     info.clock = source.clock_name();
     info.sample_seconds = source.sample_seconds();
     info.snapshot = snapshot;
@@ -663,10 +682,11 @@ Report run_program(const ProgramOptions& o) {
   const auto waiting_notice = [&] {
     const std::string command = "'" + o.command[0] + "' ended; ";
     if (recorded_pid < 0) {
-      return command + "waiting for the processes it left running, which hold tleak's socket: one may yet run " +
-             o.record;
+      return command + "waiting for the processes it left running, which hold tleak's socket: " +
+             (o.record_fork ? std::string("a copy it forked may yet allocate") : "one may yet run " + o.record);
     }
-    return command + "waiting for " + o.record + " (pid " + std::to_string(recorded_pid) + "), which it left running";
+    return command + "waiting for " + (o.record_fork ? std::string("its forked copy") : o.record) + " (pid " +
+           std::to_string(recorded_pid) + "), which it left running";
   };
   // --record: how much longer a stream no process holds may yet be followed by a connection
   // (kReconnectGrace from the later of its end and the command's); zero once none will be waited for.
@@ -683,7 +703,7 @@ Report run_program(const ProgramOptions& o) {
     // wrapper's child may outlive it).
     const auto program_ended = [&] {
       if (!child.exited) return false;
-      if (o.record.empty() || recorded_pid == child.pid) return true;
+      if (!o.records_another() || recorded_pid == child.pid) return true;
       // None has claimed the recording yet: a process the command left running that still holds
       // tleak's stream may yet run NAME, and one that lost it may be about to.
       if (recorded_pid < 0) return stream_lost();
@@ -703,7 +723,7 @@ Report run_program(const ProgramOptions& o) {
       // --record: a second after the command ended, if tleak still waits, it says for what (a
       // wrapper's background job may hold it for long); not for the short grace given a stream no
       // process holds.
-      if (!o.record.empty() && stream_ended && child.exited) {
+      if (o.records_another() && stream_ended && child.exited) {
         const int left = static_cast<int>(grace_left().count());
         if (left > 0) timeout = timeout < 0 ? left : std::min(timeout, left);
       }
@@ -824,6 +844,11 @@ Report run_program(const ProgramOptions& o) {
                                : "exit status " + std::to_string(program.exit_status.value_or(-1));
   };
   const std::string listener_failure = listener ? listener->failure() : std::string();
+  if (!source.hello_seen() && o.record_fork) {
+    throw ProgramError("'" + o.command[0] + "' ended with " + ended() +
+                       " before any copy of its process that it forked allocated (--record-fork records the first "
+                       "that does; copies made by vfork or posix_spawn, and those that exec at once, are not such copies)");
+  }
   if (!source.hello_seen() && !o.record.empty()) {
     const std::string why =
         !listener_failure.empty()
@@ -914,7 +939,7 @@ Report run_program(const ProgramOptions& o) {
                            " distinct allocation stacks, all tleak gives a site of their own: allocations from stacks first "
                            "seen after that are counted together in one site without a stack ('(no stack recorded)')");
   }
-  if (std::string note = other_processes_note(others, o.record, recorded_pid); !note.empty()) {
+  if (std::string note = other_processes_note(others, o.record, o.record_fork, recorded_pid); !note.empty()) {
     report.notes.push_back(std::move(note));
   }
   if (std::string note = too_few_samples_note(report, o.thresholds); !note.empty() && !channel_lost) {
@@ -939,6 +964,10 @@ Report run_program(const ProgramOptions& o) {
                            "replaced that descriptor with a system call tleak does not interpose): what it did "
                            "after that is not in this report, and blocks left allocated are reported as "
                            "unjudged, not as leaks");
+  } else if (!report.run.program->exit_scan && o.record_fork) {
+    report.notes.push_back("no exit scan: the process recorded is a copy the program forked, and the blocks it "
+                           "inherited were allocated before its recording began, unseen, so reachability at its exit "
+                           "cannot be told: blocks left allocated are reported as unjudged, not as leaks");
   } else if (!report.run.program->exit_scan && source.scan_failed()) {
     report.notes.push_back(scan_failure_note(source.scan_failure()));
   } else if (!report.run.program->exit_scan && source.exit_requested()) {

@@ -98,9 +98,9 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ClassifierOptions, warmup_fracti
                                    growth_min_confidence, growth_min_trend_z, growth_min_rise_bytes, tail_fraction,
                                    tail_min_slope_ratio, retained_min_bytes, retained_min_drag_share,
                                    retained_min_drag_iterations, retained_min_drag_ops, leak_min_bytes)
-// Every field required, as the schema says (a report written before `focus`, `python_main_code`
-// and `record` is given them as null before it is read: report_from_json).
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ProgramInfo, command, pid, record, exit_status, exit_signal, stopped_by, clock,
+// Every field required, as the schema says (a report written before `focus`, `python_main_code`,
+// `record` and `forked_copy` is given them as null or false before it is read: report_from_json).
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ProgramInfo, command, pid, record, forked_copy, exit_status, exit_signal, stopped_by, clock,
                                    sample_seconds, exit_scan, exit_scan_root_bytes, snapshot, focus,
                                    python_main_code)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RunInfo, scenario, variant, mode, iterations, scale,
@@ -515,13 +515,14 @@ Report report_from_json(const nlohmann::json& j) {
   };
   if (!j.contains("run")) throw ReportError("malformed report: no \"run\" field");
   // A program's report written before `focus` and `python_main_code` was labelled by the default
-  // rule, and one before `record` recorded the command's process, which null means: the run (a few
-  // fields) is read from a copy that has them.
+  // rule, and one before `record` and `forked_copy` recorded the command's process, which null and
+  // false mean: the run (a few fields) is read from a copy that has them.
   nlohmann::json run = j["run"];
   if (run.is_object() && run.contains("program") && run["program"].is_object()) {
     for (const char* added : {"focus", "python_main_code", "record"}) {
       if (!run["program"].contains(added)) run["program"][added] = nullptr;
     }
+    if (!run["program"].contains("forked_copy")) run["program"]["forked_copy"] = false;
   }
   read_from(run, "run", r.run);
   read("summary", r.summary);

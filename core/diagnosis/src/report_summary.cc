@@ -126,6 +126,20 @@ std::string record_of_run(const element& run) {
   return std::string(name);
 }
 
+// run.program.forked_copy: false where there is no program, and in a report written before it existed.
+bool forked_copy_of_run(const element& run) {
+  const element program = member(run, "program", "run");
+  if (program.is_null()) return false;
+  simdjson::dom::object fields;
+  if (program.get(fields) != simdjson::SUCCESS) return false;
+  if (std::none_of(fields.begin(), fields.end(), [](const auto& field) { return field.key == "forked_copy"; })) return false;
+  bool forked = false;
+  if (member(program, "forked_copy", "run.program").get(forked) != simdjson::SUCCESS) {
+    throw ReportError("malformed report: \"forked_copy\" in run.program is not a boolean");
+  }
+  return forked;
+}
+
 // leaks_unjudged(), from the report's text.
 bool leaks_judged_in(const element& run, const element& totals) {
   const element program = member(run, "program", "run");
@@ -171,6 +185,7 @@ ReportSummary summarize(const Report& r) {
   if (r.run.program) {
     s.command = r.run.program->command;
     s.record = r.run.program->record.value_or("");
+    s.forked_copy = r.run.program->forked_copy;
   }
   s.retained_measured = r.total_retained.measured;
   s.leaks_judged = !leaks_unjudged(r);
@@ -210,6 +225,7 @@ ReportSummary read_report_summary(const std::string& path) {
     s.words = words_of_run(run);
     s.command = command_of_run(run);
     s.record = record_of_run(run);
+    s.forked_copy = forked_copy_of_run(run);
     const element totals = member(doc, "totals", "the report");
     s.peak_live_bytes = integer(totals, "peak_live_bytes", "totals");
     s.final_live_bytes = integer(totals, "final_live_bytes", "totals");

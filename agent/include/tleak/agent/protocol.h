@@ -69,7 +69,10 @@ inline constexpr const char* kEnvSlotsFd = "TLEAK_AGENT_SLOTS_FD";
 // --record NAME: the process recorded is the first one the command starts (itself, or one of its
 // descendants) that runs NAME, not the command's own (unset: the command's, kEnvPid).
 inline constexpr const char* kEnvRecordName = "TLEAK_AGENT_RECORD";
-// With --record: the abstract socket (its name without the leading NUL) that process connects to
+// --record-fork (set to 1): the process recorded is the first copy the command's process forks
+// that allocates, from that allocation on; the command's own records nothing.
+inline constexpr const char* kEnvRecordFork = "TLEAK_AGENT_RECORD_FORK";
+// With --record or --record-fork: the abstract socket (its name without the leading NUL) that process connects to
 // if it lost the stream's descriptor, and the message slots' memfd as tleak holds it
 // (/proc/PID/fd/N), which it opens then.
 inline constexpr const char* kEnvStreamName = "TLEAK_AGENT_STREAM_NAME";

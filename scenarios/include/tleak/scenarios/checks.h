@@ -19,6 +19,7 @@ struct Expectation {
   std::string scenario;               // a built-in scenario, or empty for a command
   std::vector<std::string> command;   // a program run as `tleak run -- COMMAND` (argv)
   std::string record;                 // with a command: `tleak run --record NAME` (empty: none)
+  bool record_fork = false;           // with a command: `tleak run --record-fork`
   std::string variant = "leaky";
   std::string mode;  // empty: the scenario's own
   std::optional<std::uint64_t> iterations;

@@ -41,6 +41,11 @@ struct ProgramOptions {
   // runs NAME (its executable's or command line's first word's file name, or a Python process's
   // script or -m module), not the command's own; empty: the command's.
   std::string record;
+  // --record-fork: record instead the first copy of the command's process that it forks and that
+  // allocates, from that allocation on (a DataLoader's or a pool's worker); not with `record`.
+  bool record_fork = false;
+  // Either: tleak records another process than the command's own, found as it starts.
+  bool records_another() const { return !record.empty() || record_fork; }
   std::size_t max_sites = kDefaultMaxSites;  // sites listed in a report (bounded ones past it added up)
   // A snapshot's report, as the program asked for it (tleak_snapshot) or the signal did.
   std::function<void(const Report&)> on_snapshot;

@@ -25,6 +25,9 @@ struct ProgramInfo {
   // tleak run --record NAME: the process recorded was the first of the command's to run NAME;
   // null: the command's own.
   std::optional<std::string> record;
+  // tleak run --record-fork: the process recorded was a copy the command's process forked, from
+  // its first allocation on.
+  bool forked_copy = false;
   std::optional<int> exit_status;  // when it exited
   std::optional<int> exit_signal;  // when a signal ended it
   std::string stopped_by;          // "max-live" when tleak stopped it; else empty

@@ -53,6 +53,8 @@ struct ReportSummary {
   // run.program.record: the program of the command's that was recorded (tleak run --record); empty:
   // the command's own process. One command recorded by two names is two programs.
   std::string record = {};
+  // run.program.forked_copy (tleak run --record-fork): a copy the command's process forked.
+  bool forked_copy = false;
 };
 
 ReportSummary summarize(const Report& report);
