@@ -420,6 +420,10 @@ bool tracking() {
   return (status == kOn || status == kExiting) && !t_inside;
 }
 
+// The start of the recording in a copy forked under --record-fork: claimed, unless another copy
+// has been (below, beside agent_start).
+bool start_forked_copy();
+
 bool tracking_or_starting() {
   const int status = g_status.load(std::memory_order_relaxed);
   if (status == kOn || status == kExiting) return !t_inside;

@@ -29,8 +29,6 @@ bool recording_this_process();
 // tracking(), or in a copy forked under --record-fork, whether the recording starts now (at the
 // copy's first allocation or free) and this one is recorded.
 bool tracking_or_starting();
-// The start of the recording in such a copy: claimed, unless another copy has been (agent.cc).
-bool start_forked_copy();
 
 namespace recording {
 // Return addresses kept per stack (tleak run --stack-depth), set once at start-up.
