@@ -424,10 +424,8 @@ bool tracking() {
 // has been (below, beside agent_start).
 bool start_forked_copy();
 
-bool tracking_or_starting() {
-  const int status = g_status.load(std::memory_order_relaxed);
-  if (status == kOn || status == kExiting) return !t_inside;
-  return status == kForkPending && start_forked_copy();
+bool starts_recording() {
+  return g_status.load(std::memory_order_relaxed) == kForkPending && start_forked_copy();
 }
 
 bool inside_agent() { return t_inside; }
@@ -731,7 +729,7 @@ void recording::record_captured_alloc(ThreadBuffer* buffer, const void* address,
 std::uint64_t free_stamp() { return tracking() ? stamp() : 0; }
 
 void record_free_at(const void* address, std::uint64_t ns) {
-  if (!tracking_or_starting() || address == nullptr) return;
+  if ((!tracking() && !starts_recording()) || address == nullptr) return;
   Inside inside;
   const int saved_errno = errno;
   if (ThreadBuffer* buffer = this_thread_buffer()) {

@@ -26,9 +26,10 @@ bool active();
 bool tracking();
 // Whether this process is the one tleak runs (and records it still).
 bool recording_this_process();
-// tracking(), or in a copy forked under --record-fork, whether the recording starts now (at the
-// copy's first allocation or free) and this one is recorded.
-bool tracking_or_starting();
+// Where tracking() is false: whether this is a copy forked under --record-fork whose recording
+// starts now (at its first allocation or free). Out of the recording's path: tracking() stays
+// the one test a recorded call makes.
+bool starts_recording();
 
 namespace recording {
 // Return addresses kept per stack (tleak run --stack-depth), set once at start-up.
@@ -82,7 +83,7 @@ extern __thread std::uint32_t t_recorded __attribute__((tls_model("initial-exec"
 // frame that is not the program's (two more of the agent's were walked before, a seventh of a
 // 12-frame stack's frames).
 [[gnu::always_inline]] inline void record_alloc(const void* address, std::size_t size) {
-  if (!tracking_or_starting() || address == nullptr) return;
+  if ((!tracking() && !starts_recording()) || address == nullptr) return;
   const int saved_errno = errno;
   recording::t_inside = true;
   const std::uint64_t started = step_profile::now();
