@@ -156,9 +156,6 @@ int run_program_command(const RunArgs& args) {
   // Given empty, it would mean "the command's own process" (ProgramOptions::record): refused.
   if (args.record_given && args.record.empty()) throw UsageError("--record: give " + *diagnosis::record_name_problem(""));
   options.record = args.record;
-  if (args.record_fork && args.record_given) {
-    throw UsageError("run: --record and --record-fork name two different processes to record; give one");
-  }
   options.record_fork = args.record_fork;
   options.stack_depth = args.stack_depth;
   options.max_sites = args.max_sites;
@@ -287,9 +284,9 @@ Command add_run_command(CommandLine& app) {
              "wrapper script, a launcher), that runs this program (a file name: python3, or a Python "
              "script's: train.py), not the command's own");
   sub.flag("--record-fork", args->record_fork,
-           "With -- COMMAND: record the first copy of the command's process that it forks and that "
-           "allocates (a DataLoader's or a multiprocessing pool's worker), from that allocation on, not "
-           "the command's own");
+           "With -- COMMAND: record the first copy of the command's process (with --record NAME, of a "
+           "process running NAME) that it forks and that allocates (a DataLoader's or a multiprocessing "
+           "pool's worker), from that allocation on");
   sub.option("--max-sites", args->max_sites,
              "With -- COMMAND: list at most N sites; every leak, growth and retained site is listed, "
              "the smaller bounded ones past N are added up in omitted_sites (default 1000)")

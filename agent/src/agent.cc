@@ -917,19 +917,13 @@ __attribute__((constructor)) static void agent_start() {
   bool stream_connected = false;  // a connection of the agent's own (--record), not the inherited socket
   auto other = ControlPage::OtherKind::kExecd;
   const bool own_process = named_pid && pid == static_cast<std::uint64_t>(getpid());
-  if (const char* name = getenv(kEnvRecordName); name != nullptr && named_pid) {
-    // tleak run --record NAME: the process that runs NAME first, wherever the command started it.
-    control = find_control_page(has_control_fd ? static_cast<int>(control_fd) : -1, getenv(kEnvControlPath));
-    if (control != nullptr) {
-      const RecordDecision decision = claim_recording(control, name, stream, getenv(kEnvStreamName), g_executable);
-      recorded = decision.claim == RecordClaim::kRecorded;
-      stream = decision.stream;
-      stream_connected = decision.connected;
-      if (decision.claim == RecordClaim::kNoDescriptors) other = ControlPage::OtherKind::kNoDescriptors;
-    }
-  } else if (getenv(kEnvRecordFork) != nullptr && own_process && has_control_fd) {
-    // tleak run --record-fork: this process is the source of the copy recorded, and records nothing.
-    control = map_control_page(static_cast<int>(control_fd));
+  const char* name = getenv(kEnvRecordName);
+  // tleak run --record-fork: the command's process, or with --record NAME each process that runs
+  // NAME, is a source of the copy recorded, and records nothing itself.
+  if (getenv(kEnvRecordFork) != nullptr && named_pid && (name != nullptr ? runs_program(name, g_executable) : own_process)) {
+    control = name != nullptr ? find_control_page(has_control_fd ? static_cast<int>(control_fd) : -1, getenv(kEnvControlPath))
+              : has_control_fd ? map_control_page(static_cast<int>(control_fd))
+                               : nullptr;
     allocator_regions_stop();
     if (control == nullptr) return;
     g_fork_source.control = control;
@@ -939,6 +933,17 @@ __attribute__((constructor)) static void agent_start() {
     }
     pthread_atfork(nullptr, nullptr, forked_from_source);
     return;
+  }
+  if (name != nullptr && named_pid) {
+    // tleak run --record NAME: the process that runs NAME first, wherever the command started it.
+    control = find_control_page(has_control_fd ? static_cast<int>(control_fd) : -1, getenv(kEnvControlPath));
+    if (control != nullptr) {
+      const RecordDecision decision = claim_recording(control, name, stream, getenv(kEnvStreamName), g_executable);
+      recorded = decision.claim == RecordClaim::kRecorded;
+      stream = decision.stream;
+      stream_connected = decision.connected;
+      if (decision.claim == RecordClaim::kNoDescriptors) other = ControlPage::OtherKind::kNoDescriptors;
+    }
   } else {
     recorded = own_process && has_stream;
     if (recorded && has_control_fd) control = map_control_page(static_cast<int>(control_fd));

@@ -20,10 +20,10 @@ const char* last_part(const char* path) {
   return slash != nullptr ? slash + 1 : path;
 }
 
-// Whether the process runs `name`: its executable's file name (python3.11), the one its command
-// line starts with (python3, as a script or a shell named it), or for a Python process the script's
-// file name or the module -m names (train.py, a worker a Python launcher starts).
-bool runs(const char* name, const char* executable) {
+}  // namespace
+
+// A worker a Python launcher starts is named by its script (train.py).
+bool runs_program(const char* name, const char* executable) {
   if (std::strcmp(last_part(executable), name) == 0) return true;
   // Once, at start-up, on the only thread: no room taken from a stack the program may have made small.
   static char line[1 << 14];
@@ -48,6 +48,8 @@ bool runs(const char* name, const char* executable) {
   if (const std::size_t slash = target.rfind('/'); slash != std::string_view::npos) target.remove_prefix(slash + 1);
   return target == name;
 }
+
+namespace {
 
 // A connection to tleak's listener (its abstract name, `name`), if tleak answers it: its peer must
 // be tleak, as for the inherited socket. -1 otherwise.
@@ -117,7 +119,7 @@ RecordDecision claim_recording(ControlPage* control, const char* name, int strea
     const RecordDecision decision = adopt_stream(control, stream_fd, stream_name);
     return decision.claim == RecordClaim::kRecorded ? decision : RecordDecision{};
   }
-  if (recorded != 0 || !runs(name, executable)) return {};
+  if (recorded != 0 || !runs_program(name, executable)) return {};
   return claim_then_adopt(control, pid, stream_fd, stream_name);
 }
 

@@ -28,6 +28,11 @@ struct RecordDecision {
 RecordDecision claim_recording(ControlPage* control, const char* name, int stream_fd, const char* stream_name,
                                const char* executable);
 
+// Whether the process runs `name`: its executable's file name (python3.11), the one its command
+// line starts with (python3, as a script or a shell named it), or for a Python process the script's
+// file name or the module -m names (train.py). Once, at start-up (it reads /proc/self/cmdline).
+bool runs_program(const char* name, const char* executable);
+
 // --record-fork, in a copy of the command's process at its first allocation (system calls only):
 // the recording is this process's if no other copy claimed it first, through the descriptor the
 // copy inherited or a connection to tleak's listener (`stream_name`, or null).

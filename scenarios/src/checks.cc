@@ -78,9 +78,6 @@ Expectation parse_expectation(const nlohmann::json& j, const std::string& where)
       // tleak run --record-fork: the first copy the command's process forks is the program checked.
       if (!j["record_fork"].is_boolean()) throw CheckError(where + ": \"record_fork\" must be true or false");
       e.record_fork = j["record_fork"].get<bool>();
-      if (e.record_fork && !e.record.empty()) {
-        throw CheckError(where + ": \"record\" and \"record_fork\" name two different processes to record; give one");
-      }
     }
     e.variant = "program";
     e.mode = "native";

@@ -141,10 +141,11 @@ constexpr const char* kUnreachable =
 std::string other_processes_note(const OtherProcesses& others, const std::string& record, bool record_fork,
                                  pid_t recorded_pid) {
   if (record_fork) {
-    std::string note = "tleak recorded process " + std::to_string(recorded_pid) +
-                       ", the first copy of the command's process that it forked and that allocated (--record-fork), "
-                       "from its first allocation on; the command's own process was not recorded";
-    if (others.count > 0) note += ", nor its other processes (" + others.list + ")";
+    std::string note = "tleak recorded process " + std::to_string(recorded_pid) + ", the first copy " +
+                       (record.empty() ? std::string("of the command's process") : "of a process running " + record) +
+                       " that it forked and that allocated (--record-fork), from its first allocation on; " +
+                       (record.empty() ? "the command's own process was not recorded" : "the process that forked it was not recorded");
+    if (others.count > 0) note += ", nor the command's other processes (" + others.list + ")";
     return note;
   }
   if (!record.empty()) {
@@ -845,9 +846,10 @@ Report run_program(const ProgramOptions& o) {
   };
   const std::string listener_failure = listener ? listener->failure() : std::string();
   if (!source.hello_seen() && o.record_fork) {
-    throw ProgramError("'" + o.command[0] + "' ended with " + ended() +
-                       " before any copy of its process that it forked allocated (--record-fork records the first "
-                       "that does; copies made by vfork or posix_spawn, and those that exec at once, are not such copies)");
+    const std::string forker = o.record.empty() ? "its process" : "a process running " + o.record;
+    throw ProgramError("'" + o.command[0] + "' ended with " + ended() + " before any copy of " + forker +
+                       " that it forked allocated (--record-fork records the first that does; copies made by vfork or "
+                       "posix_spawn, and those that exec at once, are not such copies)");
   }
   if (!source.hello_seen() && !o.record.empty()) {
     const std::string why =
