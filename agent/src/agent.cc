@@ -74,6 +74,14 @@ std::uint64_t g_sample_ns = 100'000'000;
 std::atomic<std::uint64_t> g_next_fence_ns{~0ull};
 const ControlPage* g_control = nullptr;
 ControlPage* g_control_page = nullptr;  // the same page, for what the agent writes into it
+// --record-fork: the command's process (and each image it execs) records nothing itself; the first
+// copy it forks that allocates claims the recording (claim_forked_copy), from that allocation on.
+struct ForkSource {
+  ControlPage* control = nullptr;
+  int stream_fd = -1;
+  char stream_name[128] = {};  // the listener's name, copied: the program may change its environment
+};
+ForkSource g_fork_source;
 std::uint64_t g_served_fences = 0, g_served_snapshots = 0;
 detail::SpinLock g_fence_lock;
 std::uint64_t g_fence_sequence = 0;
@@ -432,10 +440,13 @@ bool inside_agent() { return t_inside; }
 
 bool recording_this_process() { return g_status.load(std::memory_order_acquire) == kOn; }
 
+bool rebinds_deep_bound() { return recording_this_process() || g_fork_source.control != nullptr; }
+
 void note_deep_bound(bool rebound) {
-  if (g_control_page == nullptr) return;
-  __atomic_add_fetch(rebound ? &g_control_page->deep_bound_rebound : &g_control_page->deep_bound_unrebound, 1,
-                     __ATOMIC_RELAXED);
+  // A fork source's count is its copies' to report.
+  ControlPage* page = g_control_page != nullptr ? g_control_page : g_fork_source.control;
+  if (page == nullptr) return;
+  __atomic_add_fetch(rebound ? &page->deep_bound_rebound : &page->deep_bound_unrebound, 1, __ATOMIC_RELAXED);
 }
 
 void agent_channel_lost() {
@@ -784,14 +795,6 @@ namespace {
 // CPython's command line is read by it.
 char g_executable[kMaxPathBytes];
 
-// --record-fork: the command's process (and each image it execs) records nothing itself; the first
-// copy it forks that allocates claims the recording (claim_forked_copy), from that allocation on.
-struct ForkSource {
-  ControlPage* control = nullptr;
-  int stream_fd = -1;
-  char stream_name[128] = {};  // the listener's name, copied: the program may change its environment
-};
-ForkSource g_fork_source;
 bool g_forked_copy = false;  // this process is such a copy, recorded
 
 // Recording starts: the channel `stream` adopted (`stream_connected`: a connection of the agent's

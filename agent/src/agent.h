@@ -131,6 +131,9 @@ class PassThrough {
 // A library loaded with RTLD_DEEPBIND whose calls the agent bound to its own once it was loaded, or
 // could not (deep_binding.h): counted in the control page, for the report's notes.
 void note_deep_bound(bool rebound);
+// Whether the agent binds such libraries' calls to its own: in the process it records, and in the
+// source of --record-fork's copies, whose GOT entries the copies inherit.
+bool rebinds_deep_bound();
 
 // The channel to the parent is gone (channel.h): recording stops.
 void agent_channel_lost();

@@ -303,7 +303,7 @@ extern "C" bool tleak_dlopen_is_rebound(const char* file, int mode, const void* 
   const int saved_errno = errno;
   if (tleak_next_dlopen == nullptr) find_next_dlopen();
   bool rebound = false;
-  if ((mode & RTLD_DEEPBIND) != 0 && file != nullptr && recording_this_process()) {
+  if ((mode & RTLD_DEEPBIND) != 0 && file != nullptr && rebinds_deep_bound()) {
     rebound = same_load_for_agent(file, caller);
     if (!rebound) note_deep_bound(false);
   }

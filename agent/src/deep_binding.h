@@ -13,7 +13,8 @@ namespace tleak::agent {
 // return address: whether the agent takes the call (rebinding_dlopen) or the entry passes it on to
 // the C library's dlopen unchanged, with the caller's return address still on the stack, which the
 // loader reads to search the caller's RUNPATH and expand $ORIGIN. The agent takes it only where
-// that cannot matter: RTLD_DEEPBIND, this process recorded, and a file named by a path, or by a
+// that cannot matter: RTLD_DEEPBIND, this process recorded (or the source of the copies recorded),
+// and a file named by a path, or by a
 // name whose search the caller's place does not change (no RPATH or RUNPATH in the caller, no
 // RPATH in any loaded object). A deep-bound dlopen it cannot take is counted in the control page.
 extern "C" bool tleak_dlopen_is_rebound(const char* file, int mode, const void* caller)

@@ -69,6 +69,21 @@ TEST_F(DeepBound, ALibraryLoadedByPathIsSeenThroughTheAgent) {
   expect_memcheck_loses({program("deep_bound"), "now", program("libdeep_bound_plugin.so")}, 1234);
 }
 
+// Loaded by the process whose forked copy tleak records (--record-fork): the copy inherits the
+// library bound to the agent's functions.
+TEST_F(DeepBound, ALibraryLoadedBeforeTheForkIsSeenInTheCopyRecorded) {
+  const auto r = tleak_run({"--record-fork"}, {program("deep_bound"), "fork", program("libdeep_bound_plugin.so")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "done\n");
+  EXPECT_TRUE(report_["run"]["program"]["forked_copy"]);
+  const Json& handed = site_at(at("deep_bound.c", "HANDED"));
+  EXPECT_EQ(handed["allocations"], 50);
+  EXPECT_EQ(handed["frees"], 50);
+  const auto made = plugin_sites_at("MADE");
+  ASSERT_EQ(made.size(), 2u) << report_["sites"].dump(1).substr(0, 4000);
+  EXPECT_EQ((*made.at(line_of("deep_bound.c", "LOST")))["unjudged_at_exit_bytes"], 1234);
+}
+
 // Named bare, found on LD_LIBRARY_PATH by a caller without a RUNPATH: the loader searches the same
 // places whoever calls it, and the agent takes the call.
 TEST_F(DeepBound, ALibraryFoundOnTheLibraryPathIsSeenThroughTheAgent) {
