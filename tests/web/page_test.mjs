@@ -365,6 +365,23 @@ if (growthProgram) {
   });
 }
 
+// A worker recorded with --record-fork (tests/programs/forked_workers.c, beside growth.c): the page
+// says the process is a forked copy, and that the exit status is the command's.
+if (growthProgram) {
+  const json = path.join(outDir, "forked.json"), html = path.join(outDir, "forked.html");
+  const workers = path.join(path.dirname(growthProgram), "forked_workers");
+  execFileSync(tleak, ["run", "--record-fork", "-o", json, "--html", html, "--", workers], { stdio: ["ignore", "ignore", "ignore"] });
+  const report = JSON.parse(readFileSync(json, "utf8"));
+  await check("page of a forked copy recorded with --record-fork", async () => {
+    const { page, errors } = await open(html);
+    const totals = await page.$eval("#totals", (e) => e.textContent);
+    assert.ok(totals.includes(`recordeda forked copy (pid ${report.run.program.pid}), from its first allocation on`), totals);
+    assert.ok(totals.includes("the command's exitstatus 0"), totals);
+    assert.deepEqual(errors, [], "console errors");
+    await page.close();
+  });
+}
+
 // A program without marks (tests/programs/timed_growth.c, beside growth.c): sampled by time, its page
 // says its growth per sampling period and its series over samples, never per iteration.
 if (growthProgram) {
