@@ -282,6 +282,10 @@ TEST_F(RecordRun, TheFirstForkedCopyThatAllocatesIsRecorded) {
   EXPECT_FALSE(run["exit_scan"]);
   EXPECT_EQ(run["clock"], "iterations");
   EXPECT_EQ(report_["run"]["iterations"], 40);  // one worker's marks, not the three's
+  EXPECT_NE(r.err.find("tleak forked_workers (forked copy, pid " + std::to_string(run["pid"].get<std::int64_t>()) +
+                       ", 40 iterations)\n"),
+            std::string::npos)
+      << r.err;
   // The worker's own work, exactly.
   const Json& keep = site_at(at("forked_workers.c", "WORKER_KEEP"));
   EXPECT_EQ(keep["verdict"], "growth");

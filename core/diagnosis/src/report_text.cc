@@ -31,7 +31,10 @@ std::string render_text(const Report& r, std::size_t max_sites) {
   std::ostringstream out;
   const auto bytes = [](double n) { return format_bytes(n); };
   if (r.run.program) {
-    out << "tleak " << r.run.scenario << " (program, ";
+    // A worker recorded with --record-fork says so first: its figures are not its parent's.
+    out << "tleak " << r.run.scenario << " ("
+        << (r.run.program->forked_copy ? "forked copy, pid " + std::to_string(r.run.program->pid) : std::string("program"))
+        << ", ";
     if (r.run.program->clock == "iterations") {
       out << iteration_words().count(r.run.iterations) << ")\n";
     } else {
