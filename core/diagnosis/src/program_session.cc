@@ -932,7 +932,8 @@ Report run_program(const ProgramOptions& o) {
     report.notes.push_back(
         counted(deep_bound_unrebound, "dlopen call", "dlopen calls") +
         " with RTLD_DEEPBIND named a library the loader looks for from the calling object's place (a bare name "
-        "with the caller's RUNPATH or an RPATH in play, or $ORIGIN), so tleak's agent could not bind that "
+        "with the caller's RUNPATH or an RPATH in play, or $ORIGIN; or a caller in another link-map namespace, or "
+        "in code of no loaded object), so tleak's agent could not bind that "
         "library's calls to malloc and free to its own: a block it freed reads as still allocated (leaked, at "
         "exit), and the blocks it allocated are not in this report; loading it by its path has them seen");
   }
