@@ -49,6 +49,11 @@ TEST(DiffUnjudged, ALeakNotLookedForInBIsNoLeakFixed) {
   EXPECT_NE(text.find("leaked 1000 B -> not judged\n"), std::string::npos) << text;
   const nlohmann::json json = to_json(d);
   EXPECT_EQ(json["totals"]["leaks_judged"], (nlohmann::json{{"a", true}, {"b", false}}));
+  // B's leaks are unknown, not 0 B; and no run of a program measured dead-held bytes.
+  EXPECT_EQ(json["totals"]["leaked_bytes"], (nlohmann::json{{"a", 1000}, {"b", nullptr}}));
+  EXPECT_EQ(json["sites"][0]["leaked_bytes"], (nlohmann::json{{"a", 1000}, {"b", nullptr}}));
+  EXPECT_EQ(json["totals"]["retained_peak_bytes"], (nlohmann::json{{"a", nullptr}, {"b", nullptr}}));
+  EXPECT_EQ(json["sites"][0]["retained_peak_bytes"], (nlohmann::json{{"a", nullptr}, {"b", nullptr}}));
 
   // Judged on both sides, the same change is a leak fixed, and the gate passes.
   const Diff judged = diff_reports(program_report("leak", 1000, true), program_report("bounded", 0, true), false);
@@ -56,6 +61,7 @@ TEST(DiffUnjudged, ALeakNotLookedForInBIsNoLeakFixed) {
   EXPECT_EQ(judged.sites[0].improvements, (std::vector<std::string>{"lose (prog.c:14): leak -> bounded"}));
   EXPECT_FALSE(fails(judged, fail_policy({"leak"}, "")));
   EXPECT_NE(render_text(judged).find("  leaked: 1000 B -> 0 B"), std::string::npos) << render_text(judged);
+  EXPECT_EQ(to_json(judged)["sites"][0]["leaked_bytes"], (nlohmann::json{{"a", 1000}, {"b", 0}}));
 }
 
 }  // namespace

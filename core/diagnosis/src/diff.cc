@@ -352,6 +352,17 @@ nlohmann::json listing(const Listing& l) {
 }  // namespace
 
 nlohmann::json to_json(const Diff& d) {
+  const DiffTotals& t = d.totals;
+  // A figure a side did not measure is null, not 0 B: leaks where it made no exit scan, dead-held
+  // bytes where it saw no uses (a program's run).
+  const auto known = [](bool known_a, std::int64_t a, bool known_b, std::int64_t b) {
+    return nlohmann::json{{"a", known_a ? nlohmann::json(a) : nlohmann::json(nullptr)},
+                          {"b", known_b ? nlohmann::json(b) : nlohmann::json(nullptr)}};
+  };
+  const auto leaked = [&](std::int64_t a, std::int64_t b) { return known(t.leaks_judged_a, a, t.leaks_judged_b, b); };
+  const auto retained = [&](std::int64_t a, std::int64_t b) {
+    return known(t.retained_measured_a, a, t.retained_measured_b, b);
+  };
   nlohmann::json sites = nlohmann::json::array();
   for (const SiteDelta& s : d.sites) {
     nlohmann::json regressions = nlohmann::json::array();
@@ -369,13 +380,12 @@ nlohmann::json to_json(const Diff& d) {
                      {"final_live_bytes", pair(s.final_live_a, s.final_live_b)},
                      {"unlisted_peak_at_most",
                       s.unlisted_a || s.unlisted_b ? nlohmann::json(s.unlisted_peak_at_most) : nlohmann::json(nullptr)},
-                     {"leaked_bytes", {{"a", s.leaked_a}, {"b", s.leaked_b}}},
+                     {"leaked_bytes", leaked(s.leaked_a, s.leaked_b)},
                      {"growth_bytes_per_iteration", {{"a", s.slope_a}, {"b", s.slope_b}}},
-                     {"retained_peak_bytes", {{"a", s.retained_peak_a}, {"b", s.retained_peak_b}}},
+                     {"retained_peak_bytes", retained(s.retained_peak_a, s.retained_peak_b)},
                      {"regressions", regressions},
                      {"improvements", s.improvements}});
   }
-  const DiffTotals& t = d.totals;
   return {{"schema", kDiffSchema},
           {"a", {{"scenario", d.scenario_a}, {"variant", d.variant_a}}},
           {"b", {{"scenario", d.scenario_b}, {"variant", d.variant_b}}},
@@ -383,8 +393,8 @@ nlohmann::json to_json(const Diff& d) {
           {"totals",
            {{"peak_live_bytes", {{"a", t.peak_live_a}, {"b", t.peak_live_b}}},
             {"final_live_bytes", {{"a", t.final_live_a}, {"b", t.final_live_b}}},
-            {"leaked_bytes", {{"a", t.leaked_a}, {"b", t.leaked_b}}},
-            {"retained_peak_bytes", {{"a", t.retained_peak_a}, {"b", t.retained_peak_b}}},
+            {"leaked_bytes", leaked(t.leaked_a, t.leaked_b)},
+            {"retained_peak_bytes", retained(t.retained_peak_a, t.retained_peak_b)},
             {"retained_measured", {{"a", t.retained_measured_a}, {"b", t.retained_measured_b}}},
             {"leaks_judged", {{"a", t.leaks_judged_a}, {"b", t.leaks_judged_b}}},
             {"growth_bytes_per_iteration", {{"a", t.slope_a}, {"b", t.slope_b}}}}},
