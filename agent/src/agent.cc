@@ -82,6 +82,10 @@ struct ForkSource {
   char stream_name[128] = {};  // the listener's name, copied: the program may change its environment
 };
 ForkSource g_fork_source;
+bool g_forked_copy = false;  // this process is such a copy, recorded
+// A library loaded with RTLD_DEEPBIND was bound to the agent's functions once its constructors had
+// run (deep_binding.h): what they allocated lies in the heap unseen.
+std::atomic<bool> g_deep_bound_rebound{false};
 std::uint64_t g_served_fences = 0, g_served_snapshots = 0;
 detail::SpinLock g_fence_lock;
 std::uint64_t g_fence_sequence = 0;
@@ -390,7 +394,8 @@ void exit_handshake(std::uintptr_t stack_from, const std::uint64_t* registers) {
                             .late_block_count = late_count,
                             .every_thread_read = (header.flags & kEveryThreadRead) != 0,
                             .ended_stacks = ended,
-                            .ended_stack_count = ended_stacks(ended)};
+                            .ended_stack_count = ended_stacks(ended),
+                            .heap_roots = g_forked_copy || g_deep_bound_rebound.load(std::memory_order_relaxed)};
   const ScanResult scanned_roots = scan_reachability(blocks, n, bitmap, work, kinds, kind_count,
                                                      with_pools ? &pools : nullptr, threads, g_malloc_is_c_library);
   if (scanned_roots.failure != ScanFailure::kNone) {
@@ -443,6 +448,7 @@ bool recording_this_process() { return g_status.load(std::memory_order_acquire) 
 bool rebinds_deep_bound() { return recording_this_process() || g_fork_source.control != nullptr; }
 
 void note_deep_bound(bool rebound) {
+  if (rebound) g_deep_bound_rebound.store(true, std::memory_order_relaxed);
   // A fork source's count is its copies' to report.
   ControlPage* page = g_control_page != nullptr ? g_control_page : g_fork_source.control;
   if (page == nullptr) return;
@@ -795,7 +801,6 @@ namespace {
 // CPython's command line is read by it.
 char g_executable[kMaxPathBytes];
 
-bool g_forked_copy = false;  // this process is such a copy, recorded
 
 // Recording starts: the channel `stream` adopted (`stream_connected`: a connection of the agent's
 // own, closed once adopted), the rest of the agent set up, the hello sent. `forked_copy`: a copy
@@ -990,13 +995,6 @@ __attribute__((destructor)) static void agent_finish() {
   }
   const int saved_errno = errno;
   Inside inside;
-  if (g_forked_copy) {
-    // The blocks it inherited were allocated before the recording began, unseen: a scan would read
-    // none of them, and call what only they point to leaked. Its blocks left are unjudged.
-    send_buffers_and_stop_tracking(kFinished);
-    errno = saved_errno;
-    return;
-  }
   // The stack is read from the frame of exit's handlers up, and the registers as they hold them
   // (exit_frame.h): the handlers' callees, this destructor among them, held stale words of the
   // program's earlier calls (pending_dlerror.c's lost block, read reachable in a build of the agent

@@ -367,14 +367,14 @@ bool is_shared_memory(const char* path) {
     const char* path = m.path;  // NUL-terminated above
     const bool shared_memory = is_shared_memory(path);
     if (!m.is_private && !shared_memory) continue;
-    if (starts_with(path, "[heap]") || starts_with(path, "[vvar]") || starts_with(path, "[vsyscall]") ||
-        (starts_with(path, "/dev/") && !shared_memory)) {
+    if ((starts_with(path, "[heap]") && !threads.heap_roots) || starts_with(path, "[vvar]") ||
+        starts_with(path, "[vsyscall]") || (starts_with(path, "/dev/") && !shared_memory)) {
       continue;
     }
     const std::uint64_t start = m.start, end = m.end;
     // glibc's per-thread arenas are 64 MiB-aligned mappings: heap, whose free chunks hold stale
     // pointers. Its blocks are scanned only when reached.
-    if (start % (std::uint64_t{64} << 20) == 0 && scan.first_block_at_or_after(start) < scan.n &&
+    if (!threads.heap_roots && start % (std::uint64_t{64} << 20) == 0 && scan.first_block_at_or_after(start) < scan.n &&
         scan.blocks[scan.first_block_at_or_after(start)].address < end) {
       continue;
     }
@@ -407,7 +407,7 @@ bool is_shared_memory(const char* path) {
       }
     };
     // Minus glibc's heaps, wherever one begins in the mapping (glibc_heaps.h).
-    if (scan.glibc_chunks) {
+    if (scan.glibc_chunks && !threads.heap_roots) {
       for (std::uint64_t at = (start + kGlibcHeapAlignment - 1) / kGlibcHeapAlignment * kGlibcHeapAlignment;
            at < end && at >= start; at += kGlibcHeapAlignment) {
         const std::uint64_t heap = glibc_heap_at(at, end);

@@ -69,6 +69,11 @@ struct ThreadRoots {
   bool every_thread_read = false;
   const EndedStack* ended_stacks = nullptr;
   int ended_stack_count = 0;
+  // The malloc heap outside the live blocks is read as roots too: it holds blocks the agent never
+  // saw, live (a forked copy's, allocated before its recording began), which may be all that points
+  // to a block it did see. Its free chunks' stale words are read as well: a block only they point
+  // to reads reachable (the price of no block reading as leaked that such a block holds).
+  bool heap_roots = false;
 };
 
 // What a scan read, or why it could not be made (then no bit of its answer means anything: with

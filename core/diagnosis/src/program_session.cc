@@ -967,10 +967,6 @@ Report run_program(const ProgramOptions& o) {
                            "replaced that descriptor with a system call tleak does not interpose): what it did "
                            "after that is not in this report, and blocks left allocated are reported as "
                            "unjudged, not as leaks");
-  } else if (!report.run.program->exit_scan && o.record_fork) {
-    report.notes.push_back("no exit scan: the process recorded is a copy the program forked, and the blocks it "
-                           "inherited were allocated before its recording began, unseen, so reachability at its exit "
-                           "cannot be told: blocks left allocated are reported as unjudged, not as leaks");
   } else if (!report.run.program->exit_scan && source.scan_failed()) {
     report.notes.push_back(scan_failure_note(source.scan_failure()));
   } else if (!report.run.program->exit_scan && source.exit_requested()) {
@@ -996,11 +992,18 @@ Report run_program(const ProgramOptions& o) {
                            " s, before the scan was done: a pointer they moved meanwhile was not seen, and "
                            "a block only it pointed to counts as leaked");
   }
-  if (report.run.program->exit_scan && deep_bound_rebound > 0 && report.totals.leaked_bytes > 0) {
+  if (report.run.program->exit_scan && o.record_fork) {
+    report.notes.push_back("the process recorded is a copy the program forked, whose blocks from before its recording "
+                           "began were not seen: its exit scan read its whole heap outside the blocks tleak saw as "
+                           "roots, so a block pointed to only from there, even from memory the program had freed, "
+                           "counts as reachable, not leaked");
+  }
+  if (report.run.program->exit_scan && deep_bound_rebound > 0) {
     report.notes.push_back("the program loaded " + counted(deep_bound_rebound, "library", "libraries") +
                            " with RTLD_DEEPBIND, whose calls tleak's agent bound to its own once loaded: what their "
-                           "constructors allocated while the loader ran them was not seen, nor read by the exit scan, "
-                           "so a block that only such a block points to counts as leaked");
+                           "constructors allocated while the loader ran them was not seen, so the exit scan read the "
+                           "whole heap outside the blocks tleak saw as roots, and a block pointed to only from there, "
+                           "even from memory the program had freed, counts as reachable, not leaked");
   }
   if (report.run.program->exit_scan && unread_threads > 0 && report.totals.leaked_bytes > 0) {
     report.notes.push_back("the registers of " + counted(unread_threads, "other thread", "other threads") +
