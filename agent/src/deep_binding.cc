@@ -40,18 +40,6 @@ __attribute__((constructor)) void find_next_dlopen() {
 
 const void* agent_address() { return reinterpret_cast<const void*>(&tleak_rebinding_dlopen); }
 
-// The loader rewrites most dynamic entries to run-time addresses, not all (elf_symbols.cc).
-std::uintptr_t at(std::uintptr_t base, std::uintptr_t value) { return value < base ? value + base : value; }
-
-const ElfW(Dyn)* dynamic_section(const dl_phdr_info* info) {
-  for (int i = 0; i < info->dlpi_phnum; ++i) {
-    if (info->dlpi_phdr[i].p_type == PT_DYNAMIC) {
-      return reinterpret_cast<const ElfW(Dyn)*>(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
-    }
-  }
-  return nullptr;
-}
-
 // What decides where the loader looks for a file named without a path: the caller's RPATH and
 // RUNPATH, and an RPATH anywhere up the chain of objects that loaded it.
 struct CallerScan {
@@ -65,11 +53,10 @@ int scan_caller(dl_phdr_info* info, std::size_t, void* data) {
   auto* scan = static_cast<CallerScan*>(data);
   const bool holds_caller = object_holds(info, scan->caller);
   scan->caller_found = scan->caller_found || holds_caller;
-  if (const ElfW(Dyn)* d = dynamic_section(info)) {
-    for (; d->d_tag != DT_NULL; ++d) {
-      if (d->d_tag == DT_RPATH) scan->any_rpath = true;
-      if (holds_caller && (d->d_tag == DT_RPATH || d->d_tag == DT_RUNPATH)) scan->caller_has_paths = true;
-    }
+  DynamicSection dynamic;
+  if (read_dynamic_section(info, &dynamic)) {
+    scan->any_rpath = scan->any_rpath || dynamic.has_rpath;
+    scan->caller_has_paths = scan->caller_has_paths || (holds_caller && (dynamic.has_rpath || dynamic.has_runpath));
   }
   return 0;
 }
@@ -98,11 +85,13 @@ struct Interposed {
 // relocations, a few dozen to the agent's functions).
 class InterposedFunctions {
  public:
-  explicit InterposedFunctions(const dl_phdr_info* agent) : agent_(agent) {}
+  explicit InterposedFunctions(const dl_phdr_info* agent) : agent_base_(agent->dlpi_addr) {
+    read_dynamic_section(agent, &agent_);
+  }
 
   // Null unless the agent defines `name` and passes it on to a definition after it.
   const Interposed* find(const char* name) {
-    const auto ours = reinterpret_cast<std::uintptr_t>(function_defined_in(agent_, name));
+    const auto ours = reinterpret_cast<std::uintptr_t>(function_defined_in(agent_, agent_base_, name));
     if (ours == 0) return nullptr;
     Interposed* met = nullptr;
     for (int i = 0; i < count_ && met == nullptr; ++i) {
@@ -120,39 +109,12 @@ class InterposedFunctions {
 
  private:
   static constexpr int kMaxKnown = 64;
-  const dl_phdr_info* agent_;
+  DynamicSection agent_;  // read once: every relocation of every object asks it
+  std::uintptr_t agent_base_;
   Interposed known_[kMaxKnown];
   Interposed spare_;
   int count_ = 0;
 };
-
-struct RelocationTables {
-  const ElfW(Rela)* tables[2] = {nullptr, nullptr};
-  std::size_t bytes[2] = {0, 0};
-  const ElfW(Sym)* symbols = nullptr;
-  const char* strings = nullptr;
-};
-
-bool relocation_tables(const dl_phdr_info* info, RelocationTables* out) {
-  const ElfW(Dyn)* d = dynamic_section(info);
-  if (d == nullptr) return false;
-  const std::uintptr_t base = info->dlpi_addr;
-  bool plt_is_rela = true;
-  for (; d->d_tag != DT_NULL; ++d) {
-    switch (d->d_tag) {
-      case DT_RELA: out->tables[0] = reinterpret_cast<const ElfW(Rela)*>(at(base, d->d_un.d_ptr)); break;
-      case DT_RELASZ: out->bytes[0] = d->d_un.d_val; break;
-      case DT_JMPREL: out->tables[1] = reinterpret_cast<const ElfW(Rela)*>(at(base, d->d_un.d_ptr)); break;
-      case DT_PLTRELSZ: out->bytes[1] = d->d_un.d_val; break;
-      case DT_PLTREL: plt_is_rela = d->d_un.d_val == DT_RELA; break;
-      case DT_SYMTAB: out->symbols = reinterpret_cast<const ElfW(Sym)*>(at(base, d->d_un.d_ptr)); break;
-      case DT_STRTAB: out->strings = reinterpret_cast<const char*>(at(base, d->d_un.d_ptr)); break;
-      default: break;
-    }
-  }
-  if (!plt_is_rela) out->tables[1] = nullptr;
-  return out->symbols != nullptr && out->strings != nullptr;
-}
 
 // Writes one GOT entry: in the object's RELRO part (read-only once relocated), made writable for
 // the store; elsewhere only in a writable segment.
@@ -188,15 +150,17 @@ bool binds_lazily_to(const Interposed& f, void* own, void* root, const char* nam
 }
 
 void rebind_object(const dl_phdr_info* info, InterposedFunctions& interposed, void* root) {
-  RelocationTables r;
-  if (!relocation_tables(info, &r)) return;
+  DynamicSection r;
+  if (!read_dynamic_section(info, &r) || r.symbols == nullptr || r.strings == nullptr) return;
   void* own_handle = nullptr;
   bool handle_asked = false, loader_failed = false;
+  const ElfW(Rela)* const tables[] = {r.relocations, r.plt_relocations};
+  const std::size_t bytes[] = {r.relocation_bytes, r.plt_relocation_bytes};
   for (int t = 0; t < 2; ++t) {
-    if (r.tables[t] == nullptr) continue;
-    const std::size_t count = r.bytes[t] / sizeof(ElfW(Rela));
+    if (tables[t] == nullptr) continue;
+    const std::size_t count = bytes[t] / sizeof(ElfW(Rela));
     for (std::size_t i = 0; i < count; ++i) {
-      const ElfW(Rela)& rela = r.tables[t][i];
+      const ElfW(Rela)& rela = tables[t][i];
       const auto type = ELF64_R_TYPE(rela.r_info);
       if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT) continue;
       const ElfW(Sym)& symbol = r.symbols[ELF64_R_SYM(rela.r_info)];

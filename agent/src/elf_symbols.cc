@@ -12,45 +12,15 @@
 namespace tleak::agent {
 namespace {
 
-// What the loader left of one object's dynamic section: addresses in the running process.
-struct DynamicSymbols {
-  const ElfW(Sym)* symbols = nullptr;
-  const char* strings = nullptr;
-  const std::uint32_t* gnu_hash = nullptr;
-  const std::uint32_t* sysv_hash = nullptr;
-  const ElfW(Half)* versions = nullptr;
-};
-
 // The loader rewrites most objects' dynamic entries to run-time addresses, but not every one (its
 // own, the vDSO's): an address below the object's base is still relative to it.
-const void* at(ElfW(Addr) base, ElfW(Addr) value) {
-  return reinterpret_cast<const void*>(value < base ? value + base : value);
-}
-
-bool dynamic_symbols(const dl_phdr_info* info, DynamicSymbols* out) {
-  const ElfW(Dyn)* dynamic = nullptr;
-  for (int i = 0; i < info->dlpi_phnum; ++i) {
-    if (info->dlpi_phdr[i].p_type == PT_DYNAMIC) {
-      dynamic = reinterpret_cast<const ElfW(Dyn)*>(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
-    }
-  }
-  if (dynamic == nullptr) return false;
-  const ElfW(Addr) base = info->dlpi_addr;
-  for (const ElfW(Dyn)* d = dynamic; d->d_tag != DT_NULL; ++d) {
-    switch (d->d_tag) {
-      case DT_SYMTAB: out->symbols = static_cast<const ElfW(Sym)*>(at(base, d->d_un.d_ptr)); break;
-      case DT_STRTAB: out->strings = static_cast<const char*>(at(base, d->d_un.d_ptr)); break;
-      case DT_GNU_HASH: out->gnu_hash = static_cast<const std::uint32_t*>(at(base, d->d_un.d_ptr)); break;
-      case DT_HASH: out->sysv_hash = static_cast<const std::uint32_t*>(at(base, d->d_un.d_ptr)); break;
-      case DT_VERSYM: out->versions = static_cast<const ElfW(Half)*>(at(base, d->d_un.d_ptr)); break;
-      default: break;
-    }
-  }
-  return out->symbols != nullptr && out->strings != nullptr && (out->gnu_hash != nullptr || out->sysv_hash != nullptr);
+template <class T>
+const T* at(ElfW(Addr) base, ElfW(Addr) value) {
+  return reinterpret_cast<const T*>(value < base ? value + base : value);
 }
 
 // Symbol `index` if it is a defined function called `name` that a lookup by name may bind to.
-bool binds(const DynamicSymbols& table, std::uint32_t index, const char* name) {
+bool binds(const DynamicSection& table, std::uint32_t index, const char* name) {
   const ElfW(Sym)& s = table.symbols[index];
   const unsigned type = ELF64_ST_TYPE(s.st_info), binding = ELF64_ST_BIND(s.st_info);
   if (s.st_shndx == SHN_UNDEF || s.st_value == 0 || type != STT_FUNC) return false;
@@ -60,7 +30,7 @@ bool binds(const DynamicSymbols& table, std::uint32_t index, const char* name) {
   return std::strcmp(table.strings + s.st_name, name) == 0;
 }
 
-const ElfW(Sym)* find_gnu(const DynamicSymbols& table, const char* name) {
+const ElfW(Sym)* find_gnu(const DynamicSection& table, const char* name) {
   std::uint32_t h = 5381;
   for (const char* c = name; *c != '\0'; ++c) h = h * 33 + static_cast<unsigned char>(*c);
   const std::uint32_t* header = table.gnu_hash;
@@ -81,7 +51,7 @@ const ElfW(Sym)* find_gnu(const DynamicSymbols& table, const char* name) {
   }
 }
 
-const ElfW(Sym)* find_sysv(const DynamicSymbols& table, const char* name) {
+const ElfW(Sym)* find_sysv(const DynamicSection& table, const char* name) {
   std::uint32_t h = 0;
   for (const char* c = name; *c != '\0'; ++c) {
     h = (h << 4) + static_cast<unsigned char>(*c);
@@ -116,7 +86,9 @@ int visit(dl_phdr_info* info, std::size_t, void* data) {
     search->past_self = object_holds(info, reinterpret_cast<std::uintptr_t>(search->self));
     return 0;
   }
-  search->found = function_defined_in(info, search->name);
+  DynamicSection dynamic;
+  search->found = read_dynamic_section(info, &dynamic) ? function_defined_in(dynamic, info->dlpi_addr, search->name)
+                                                       : nullptr;
   return search->found != nullptr ? 1 : 0;  // the first one, as the loader would bind
 }
 
@@ -128,11 +100,43 @@ void* search(const void* self, const char* name, Where where) {
 
 }  // namespace
 
-void* function_defined_in(const dl_phdr_info* info, const char* name) {
-  DynamicSymbols table;
-  if (!dynamic_symbols(info, &table)) return nullptr;
-  const ElfW(Sym)* symbol = table.gnu_hash != nullptr ? find_gnu(table, name) : find_sysv(table, name);
-  return symbol != nullptr ? reinterpret_cast<void*>(info->dlpi_addr + symbol->st_value) : nullptr;
+bool read_dynamic_section(const dl_phdr_info* info, DynamicSection* out) {
+  const ElfW(Dyn)* dynamic = nullptr;
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    if (info->dlpi_phdr[i].p_type == PT_DYNAMIC) {
+      dynamic = reinterpret_cast<const ElfW(Dyn)*>(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+    }
+  }
+  if (dynamic == nullptr) return false;
+  const ElfW(Addr) base = info->dlpi_addr;
+  bool plt_is_rela = true;
+  for (const ElfW(Dyn)* d = dynamic; d->d_tag != DT_NULL; ++d) {
+    switch (d->d_tag) {
+      case DT_SYMTAB: out->symbols = at<ElfW(Sym)>(base, d->d_un.d_ptr); break;
+      case DT_STRTAB: out->strings = at<char>(base, d->d_un.d_ptr); break;
+      case DT_GNU_HASH: out->gnu_hash = at<std::uint32_t>(base, d->d_un.d_ptr); break;
+      case DT_HASH: out->sysv_hash = at<std::uint32_t>(base, d->d_un.d_ptr); break;
+      case DT_VERSYM: out->versions = at<ElfW(Half)>(base, d->d_un.d_ptr); break;
+      case DT_RELA: out->relocations = at<ElfW(Rela)>(base, d->d_un.d_ptr); break;
+      case DT_RELASZ: out->relocation_bytes = d->d_un.d_val; break;
+      case DT_JMPREL: out->plt_relocations = at<ElfW(Rela)>(base, d->d_un.d_ptr); break;
+      case DT_PLTRELSZ: out->plt_relocation_bytes = d->d_un.d_val; break;
+      case DT_PLTREL: plt_is_rela = d->d_un.d_val == DT_RELA; break;
+      case DT_RPATH: out->has_rpath = true; break;
+      case DT_RUNPATH: out->has_runpath = true; break;
+      default: break;
+    }
+  }
+  if (!plt_is_rela) out->plt_relocations = nullptr;
+  return true;
+}
+
+void* function_defined_in(const DynamicSection& dynamic, std::uintptr_t base, const char* name) {
+  if (dynamic.symbols == nullptr || dynamic.strings == nullptr) return nullptr;
+  const ElfW(Sym)* symbol = dynamic.gnu_hash != nullptr    ? find_gnu(dynamic, name)
+                            : dynamic.sysv_hash != nullptr ? find_sysv(dynamic, name)
+                                                           : nullptr;
+  return symbol != nullptr ? reinterpret_cast<void*>(base + symbol->st_value) : nullptr;
 }
 
 void* find_function_after(const void* self, const char* name) { return search(self, name, Where::kAfter); }
