@@ -801,7 +801,6 @@ namespace {
 // CPython's command line is read by it.
 char g_executable[kMaxPathBytes];
 
-
 // Recording starts: the channel `stream` adopted (`stream_connected`: a connection of the agent's
 // own, closed once adopted), the rest of the agent set up, the hello sent. `forked_copy`: a copy
 // of a running process (--record-fork), whose thread is wherever its parent's forking one was.
@@ -877,6 +876,15 @@ void start_recording(ControlPage* control, int stream, bool stream_connected, bo
   g_status.store(kOn, std::memory_order_release);
 }
 
+// start_recording for a process whose claim (`decision`) was accepted. A start that fails (its
+// channel, or the agent's memory) gives a claim made just now back, for the next process.
+void start_claimed_recording(ControlPage* control, const RecordDecision& decision, bool forked_copy) {
+  start_recording(control, decision.stream, decision.connected, forked_copy);
+  if (!decision.claimed || g_status.load(std::memory_order_acquire) == kOn) return;
+  auto self = static_cast<std::uint32_t>(getpid());
+  __atomic_compare_exchange_n(&control->recorded_pid, &self, 0u, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
+
 // In a child the fork source just forked (a fork handler: it runs before the child's own code):
 // its first allocation or free starts the recording, if no other copy has claimed it by then. A
 // child that execs first allocates nothing here (its new image is another process, noted as such).
@@ -891,7 +899,7 @@ bool start_forked_copy() {
   const RecordDecision decision = claim_forked_copy(g_fork_source.control, g_fork_source.stream_fd,
                                                     g_fork_source.stream_name[0] != '\0' ? g_fork_source.stream_name : nullptr);
   if (decision.claim == RecordClaim::kRecorded) {
-    start_recording(g_fork_source.control, decision.stream, decision.connected, true);
+    start_claimed_recording(g_fork_source.control, decision, true);
   } else {
     note_forked_child(g_fork_source.control);
   }
@@ -921,8 +929,9 @@ __attribute__((constructor)) static void agent_start() {
   // served at its first allocation.
   ControlPage* control = nullptr;
   bool recorded = false;
-  int stream = has_stream ? static_cast<int>(fd) : -1;
-  bool stream_connected = false;  // a connection of the agent's own (--record), not the inherited socket
+  const int stream = has_stream ? static_cast<int>(fd) : -1;
+  // The stream to adopt: the inherited socket, or under --record a connection of the agent's own.
+  RecordDecision decision{RecordClaim::kOther, stream, false, false};
   auto other = ControlPage::OtherKind::kExecd;
   const bool own_process = named_pid && pid == static_cast<std::uint64_t>(getpid());
   const char* name = getenv(kEnvRecordName);
@@ -946,10 +955,8 @@ __attribute__((constructor)) static void agent_start() {
     // tleak run --record NAME: the process that runs NAME first, wherever the command started it.
     control = find_control_page(has_control_fd ? static_cast<int>(control_fd) : -1, getenv(kEnvControlPath));
     if (control != nullptr) {
-      const RecordDecision decision = claim_recording(control, name, stream, getenv(kEnvStreamName), g_executable);
+      decision = claim_recording(control, name, stream, getenv(kEnvStreamName), g_executable);
       recorded = decision.claim == RecordClaim::kRecorded;
-      stream = decision.stream;
-      stream_connected = decision.connected;
       if (decision.claim == RecordClaim::kNoDescriptors) other = ControlPage::OtherKind::kNoDescriptors;
     }
   } else {
@@ -966,7 +973,7 @@ __attribute__((constructor)) static void agent_start() {
     if (control != nullptr) munmap(control, 4096);
     return;
   }
-  start_recording(control, stream, stream_connected, false);
+  start_claimed_recording(control, decision, false);
 }
 
 // The exit fence and the handshake. The scan reads this thread's stack from `stack_from` up, and

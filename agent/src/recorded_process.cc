@@ -22,7 +22,6 @@ const char* last_part(const char* path) {
 
 }  // namespace
 
-// A worker a Python launcher starts is named by its script (train.py).
 bool runs_program(const char* name, const char* executable) {
   if (std::strcmp(last_part(executable), name) == 0) return true;
   // Once, at start-up, on the only thread: no room taken from a stack the program may have made small.
@@ -97,8 +96,9 @@ RecordDecision claim_then_adopt(ControlPage* control, std::uint32_t pid, int str
   if (!__atomic_compare_exchange_n(&control->recorded_pid, &unclaimed, pid, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
     return {};
   }
-  const RecordDecision decision = adopt_stream(control, stream_fd, stream_name);
+  RecordDecision decision = adopt_stream(control, stream_fd, stream_name);
   if (decision.claim != RecordClaim::kRecorded) __atomic_store_n(&control->recorded_pid, 0u, __ATOMIC_RELEASE);
+  decision.claimed = decision.claim == RecordClaim::kRecorded;
   return decision;
 }
 

@@ -20,6 +20,9 @@ struct RecordDecision {
   // tleak's listener (`connected`: a descriptor of the agent's own, to close once adopted).
   int stream = -1;
   bool connected = false;
+  // This process claimed the recording just now (not an image of one that had claimed it before):
+  // a start that fails gives the claim back, for the next process that may start.
+  bool claimed = false;
 };
 
 // At start-up (system calls only, no allocation). `stream_fd` is the inherited descriptor's number
