@@ -131,6 +131,11 @@ constexpr std::chrono::milliseconds kWaitingNoticeAfter{1000};
 // about to connect. Both take milliseconds; nothing tells tleak of either.
 constexpr std::chrono::milliseconds kReconnectGrace{1000};
 
+// How the exit scan read a process holding blocks tleak never saw live (ThreadRoots::heap_roots).
+constexpr const char* kHeapReadAsRoots =
+    "its exit scan read its whole heap outside the blocks tleak saw as roots, so a block pointed to only from there, "
+    "even from memory the program had freed, counts as reachable, not leaked";
+
 // Why a process that ran --record's NAME could not be recorded.
 constexpr const char* kUnreachable =
     " could not reach tleak: its parent had closed the descriptors it would have inherited (as Python's subprocess "
@@ -994,16 +999,12 @@ Report run_program(const ProgramOptions& o) {
   }
   if (report.run.program->exit_scan && o.record_fork) {
     report.notes.push_back("the process recorded is a copy the program forked, whose blocks from before its recording "
-                           "began were not seen: its exit scan read its whole heap outside the blocks tleak saw as "
-                           "roots, so a block pointed to only from there, even from memory the program had freed, "
-                           "counts as reachable, not leaked");
+                           "began were not seen: " + std::string(kHeapReadAsRoots));
   }
   if (report.run.program->exit_scan && deep_bound_rebound > 0) {
     report.notes.push_back("the program loaded " + counted(deep_bound_rebound, "library", "libraries") +
                            " with RTLD_DEEPBIND, whose calls tleak's agent bound to its own once loaded: what their "
-                           "constructors allocated while the loader ran them was not seen, so the exit scan read the "
-                           "whole heap outside the blocks tleak saw as roots, and a block pointed to only from there, "
-                           "even from memory the program had freed, counts as reachable, not leaked");
+                           "constructors allocated while the loader ran them was not seen: " + kHeapReadAsRoots);
   }
   if (report.run.program->exit_scan && unread_threads > 0 && report.totals.leaked_bytes > 0) {
     report.notes.push_back("the registers of " + counted(unread_threads, "other thread", "other threads") +

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <fstream>
 #include <iterator>
+#include <optional>
 
 #include <simdjson.h>
 
@@ -111,30 +112,31 @@ std::vector<std::string> command_of_run(const element& run) {
   return command;
 }
 
-// run.program.record: empty where null, and in a report written before it existed.
-std::string record_of_run(const element& run) {
+// A field of run.program added after reports were first written: std::nullopt where there is no
+// program, or a report written before the field existed.
+std::optional<element> added_program_field(const element& run, const char* name) {
   const element program = member(run, "program", "run");
-  if (program.is_null()) return {};
+  if (program.is_null()) return std::nullopt;
   simdjson::dom::object fields;
-  if (program.get(fields) != simdjson::SUCCESS) return {};
-  const bool given = std::any_of(fields.begin(), fields.end(), [](const auto& field) { return field.key == "record"; });
-  if (!given) return {};
-  const element value = member(program, "record", "run.program");
-  if (value.is_null()) return {};
+  if (program.get(fields) != simdjson::SUCCESS) return std::nullopt;
+  if (std::none_of(fields.begin(), fields.end(), [&](const auto& field) { return field.key == name; })) return std::nullopt;
+  return member(program, name, "run.program");
+}
+
+// run.program.record: empty where null or absent.
+std::string record_of_run(const element& run) {
+  const std::optional<element> value = added_program_field(run, "record");
+  if (!value || value->is_null()) return {};
   std::string_view name;
-  if (value.get(name) != simdjson::SUCCESS) throw ReportError("malformed report: \"record\" in run.program is not a string");
+  if (value->get(name) != simdjson::SUCCESS) throw ReportError("malformed report: \"record\" in run.program is not a string");
   return std::string(name);
 }
 
-// run.program.forked_copy: false where there is no program, and in a report written before it existed.
+// run.program.forked_copy: false where absent.
 bool forked_copy_of_run(const element& run) {
-  const element program = member(run, "program", "run");
-  if (program.is_null()) return false;
-  simdjson::dom::object fields;
-  if (program.get(fields) != simdjson::SUCCESS) return false;
-  if (std::none_of(fields.begin(), fields.end(), [](const auto& field) { return field.key == "forked_copy"; })) return false;
+  const std::optional<element> value = added_program_field(run, "forked_copy");
   bool forked = false;
-  if (member(program, "forked_copy", "run.program").get(forked) != simdjson::SUCCESS) {
+  if (value && value->get(forked) != simdjson::SUCCESS) {
     throw ReportError("malformed report: \"forked_copy\" in run.program is not a boolean");
   }
   return forked;

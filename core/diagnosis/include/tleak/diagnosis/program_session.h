@@ -41,8 +41,9 @@ struct ProgramOptions {
   // runs NAME (its executable's or command line's first word's file name, or a Python process's
   // script or -m module), not the command's own; empty: the command's.
   std::string record;
-  // --record-fork: record instead the first copy of the command's process that it forks and that
-  // allocates, from that allocation on (a DataLoader's or a pool's worker); not with `record`.
+  // --record-fork: record instead the first copy of the command's process (with `record`, of a
+  // process running NAME) that it forks and that allocates, from that allocation on (a
+  // DataLoader's or a pool's worker).
   bool record_fork = false;
   // Either: tleak records another process than the command's own, found as it starts.
   bool records_another() const { return !record.empty() || record_fork; }
