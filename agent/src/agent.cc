@@ -1021,4 +1021,18 @@ __attribute__((destructor)) static void agent_finish() {
   errno = saved_errno;
 }
 
+void before_exit_call() {
+  // The same tests as agent_finish's; a thread inside the agent here is in a signal handler.
+  if (g_status.load(std::memory_order_acquire) != kOn || !channel_opened_here() || t_inside) return;
+  const int saved_errno = errno;
+  Inside inside;
+  std::uint64_t registers[kExitRegisters] = {};
+  std::uintptr_t stack_from = 0;
+  if (exit_call_frame(g_agent_code, &stack_from, registers)) {
+    finish_recording(stack_from, registers);
+    report_unwind_check();
+  }
+  errno = saved_errno;
+}
+
 }  // namespace tleak::agent

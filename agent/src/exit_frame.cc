@@ -4,6 +4,12 @@
 #include <elf.h>
 #include <link.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+
+#include "next_symbol.h"
 
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
@@ -12,6 +18,21 @@ namespace tleak::agent {
 namespace {
 
 std::uintptr_t g_exit_start = 0, g_exit_end = 0;
+
+using ExitFunction = void (*)(int);
+std::atomic<ExitFunction> g_next_exit{nullptr};
+
+__attribute__((constructor)) void find_next_exit() { next_symbol(g_next_exit, "_exit"); }
+
+constexpr unw_regnum_t kSavedRegisters[kExitRegisters] = {UNW_X86_64_RBX, UNW_X86_64_RBP, UNW_X86_64_R12,
+                                                          UNW_X86_64_R13, UNW_X86_64_R14, UNW_X86_64_R15};
+
+void read_saved_registers(unw_cursor_t* frame, std::uint64_t* registers) {
+  for (int r = 0; r < kExitRegisters; ++r) {
+    unw_word_t value = 0;
+    registers[r] = unw_get_reg(frame, kSavedRegisters[r], &value) == 0 ? value : 0;
+  }
+}
 
 }  // namespace
 
@@ -40,16 +61,45 @@ bool exit_handlers_frame(std::uintptr_t* stack_pointer, std::uint64_t* registers
     if (ip <= g_exit_start || ip > g_exit_end) continue;
     unw_word_t sp = 0;
     if (unw_get_reg(&frame, UNW_REG_SP, &sp) != 0 || sp == 0) return false;
-    const unw_regnum_t saved[kExitRegisters] = {UNW_X86_64_RBX, UNW_X86_64_RBP, UNW_X86_64_R12,
-                                                UNW_X86_64_R13, UNW_X86_64_R14, UNW_X86_64_R15};
-    for (int r = 0; r < kExitRegisters; ++r) {
-      unw_word_t value = 0;
-      registers[r] = unw_get_reg(&frame, saved[r], &value) == 0 ? value : 0;
-    }
+    read_saved_registers(&frame, registers);
     *stack_pointer = sp;
     return true;
   }
   return false;
 }
 
+bool exit_call_frame(const CodeRange& agent_code, std::uintptr_t* stack_pointer, std::uint64_t* registers) {
+  unw_context_t context;
+  unw_cursor_t frame;
+  if (unw_getcontext(&context) != 0 || unw_init_local(&frame, &context) != 0) return false;
+  bool in_program = false;
+  // Bounded: a stack deeper than this is read as one the walk could not finish.
+  for (int depth = 0; depth < 4096; ++depth) {
+    if (unw_is_signal_frame(&frame) > 0) return false;
+    if (!in_program) {
+      unw_word_t ip = 0;
+      if (unw_get_reg(&frame, UNW_REG_IP, &ip) != 0) return false;
+      if (!agent_code.holds(reinterpret_cast<const void*>(ip))) {
+        unw_word_t sp = 0;
+        if (unw_get_reg(&frame, UNW_REG_SP, &sp) != 0 || sp == 0) return false;
+        in_program = true;
+        *stack_pointer = sp;
+        read_saved_registers(&frame, registers);
+      }
+    }
+    const int stepped = unw_step(&frame);
+    if (stepped == 0) return in_program;  // the stack's first frame
+    if (stepped < 0) return false;
+  }
+  return false;
+}
+
+namespace real {
+
+void exit_call(int status) {
+  if (const ExitFunction next = g_next_exit.load(std::memory_order_acquire)) next(status);
+  for (;;) ::syscall(SYS_exit_group, status);  // no C library _exit found: what it does
+}
+
+}  // namespace real
 }  // namespace tleak::agent

@@ -8,6 +8,8 @@
 
 #include <cstdint>
 
+#include "code_range.h"
+
 namespace tleak::agent {
 
 // At start-up: finds exit() in the C library (its address and size).
@@ -19,5 +21,20 @@ void exit_frame_init();
 // caller reads its own stack from its own frame, as before.
 inline constexpr int kExitRegisters = 6;
 bool exit_handlers_frame(std::uintptr_t* stack_pointer, std::uint64_t* registers);
+
+// For a thread in the interposed _exit (or _Exit), under `agent_code`'s frames: the program's frame
+// that called it, its stack pointer and the callee-saved registers as they were at the call, as
+// exit_handlers_frame gives them. False if the walk from there to the stack's first frame meets a
+// signal handler's frame or cannot reach the first frame: _exit is the one way out a signal
+// handler may take, and the handler may have interrupted the C library's malloc, or the agent's
+// walk, halfway through a change the scan would read. Such a process ends without a scan, as one
+// killed does.
+bool exit_call_frame(const CodeRange& agent_code, std::uintptr_t* stack_pointer, std::uint64_t* registers);
+
+namespace real {
+// The C library's _exit (the next definition after the agent's), found at start-up: a signal
+// handler's _exit must not be the one to call the loader.
+[[noreturn]] void exit_call(int status);
+}  // namespace real
 
 }  // namespace tleak::agent

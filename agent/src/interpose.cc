@@ -14,6 +14,7 @@
 #include "channel.h"
 #include "deep_binding.h"
 #include "descriptors.h"
+#include "exit_frame.h"
 #include "modules.h"
 #include "next_symbol.h"
 #include "real_malloc.h"
@@ -306,6 +307,17 @@ TLEAK_EXPORT long syscall(long number, ...) {
   va_end(args);
   agent::before_sandbox(agent::syscall_sandbox_effect(number, a1, a2, a3));
   return agent::real::syscall(number, a1, a2, a3, a4, a5, a6);
+}
+
+// The ways out that skip exit handlers: the exit scan runs first (agent.h, before_exit_call).
+extern "C" __attribute__((visibility("default"), noinline, noreturn)) void _exit(int status) {
+  agent::before_exit_call();
+  agent::real::exit_call(status);
+}
+
+extern "C" __attribute__((visibility("default"), noinline, noreturn)) void _Exit(int status) noexcept {
+  agent::before_exit_call();
+  agent::real::exit_call(status);
 }
 
 // The marks API (tleak/marks.h calls these through weak references).

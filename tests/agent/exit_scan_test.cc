@@ -25,6 +25,29 @@ TEST_F(ProgramRun, LeaksAreTheUnreachableBlocksAtExit) {
   expect_exit_reachability_figures();
 }
 
+// A program that leaves by _exit or _Exit (os._exit: how a DataLoader's or a pool's workers end) runs
+// no exit handlers, no destructors: the agent scans before the C library's _exit, from the frame
+// that called it, with its registers; from another thread, the main thread's waiting stack is read
+// as any other thread's. memcheck judges such a process the same (before, no scan: every block
+// unjudged).
+TEST_F(ProgramRun, AProgramThatLeavesByExitCallIsJudged) {
+  for (const std::string how : {"_exit", "_Exit", "thread"}) {
+    const auto r = tleak_run({}, {program("exit_call"), how});
+    EXPECT_EQ(r.exit_code, how == "_Exit" ? 3 : 0) << r.err;
+    EXPECT_EQ(report_["run"]["program"]["exit_status"], how == "_Exit" ? 6 : 0) << how;
+    EXPECT_TRUE(report_["run"]["program"]["exit_scan"]) << how;
+    EXPECT_EQ(report_["totals"]["leaked_bytes"], 168) << how;
+    EXPECT_EQ(report_["totals"]["leaked_blocks"], 2) << how;
+    EXPECT_EQ(site_at(at("exit_call.c", "LOST"))["leaked_bytes"], 123) << how;
+    EXPECT_EQ(site_at(at("exit_call.c", "CHILD"))["leaked_bytes"], 45) << how;
+    EXPECT_EQ(site_at(at("exit_call.c", "KEPT"))["reachable_at_exit_bytes"], 1000) << how;
+    EXPECT_EQ(site_at(at("exit_call.c", "ON_STACK"))["reachable_at_exit_bytes"], 2000) << how;
+    EXPECT_EQ(report_["totals"]["unjudged_at_exit_bytes"], 0) << how;
+  }
+  expect_memcheck_loses({program("exit_call"), "_exit"}, 168);
+  expect_memcheck_loses({program("exit_call"), "thread"}, 168);
+}
+
 // A thread blocked in a system call as the program exits may hold the only pointer to a block in
 // a register (tests/programs/register_held.c): memcheck reads every thread's registers, and tleak,
 // the program's parent, reads them through ptrace. The program sees nothing of it: its threads'
@@ -391,13 +414,14 @@ TEST_F(ProgramRun, AnExitScanWithoutRoomJudgesNothingAndSaysWhy) {
 // A gate on leaks does not pass a run whose leaks were not looked for: `run --fail-on leak` exits 1
 // and says why, and a check asking for no leak or a bounded verdict fails. A gate on growth alone is
 // not theirs to fail.
-// A program killed, or that leaves by _exit, sends nothing more: its threads' last records were in
-// the message slots it shared with tleak, and are read from there (before, a program killed holding
-// a thousand blocks read as holding none). Every block it held is counted, unjudged.
+// A program killed, or that leaves by the exit system call itself, sends nothing more: its threads'
+// last records were in the message slots it shared with tleak, and are read from there (before, a
+// program killed holding a thousand blocks read as holding none). Every block it held is counted,
+// unjudged.
 TEST_F(ProgramRun, AProgramThatEndsWithoutSendingLeavesItsRecordsInTheSlots) {
-  for (const std::string how : {"kill", "_exit"}) {
+  for (const std::string how : {"kill", "exit_group"}) {
     const auto r = tleak_run({}, {program("killed_holding"), how});
-    EXPECT_EQ(r.exit_code, how == "kill" ? 3 : 0) << r.err;  // killed: the program failed; _exit(0) did not
+    EXPECT_EQ(r.exit_code, how == "kill" ? 3 : 0) << r.err;  // killed: the program failed; exit_group(0) did not
     std::int64_t held_bytes = 0, held_blocks = 0;
     const std::string held = at("killed_holding.c", "HELD");
     for (const Json& site : report_["sites"]) {

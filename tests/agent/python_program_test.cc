@@ -465,7 +465,8 @@ TEST_F(TorchRun, OutputsKeptWithTheirGraphGrowByTheGraph) {
 
 // A Dataset caching its items in the DataLoader's workers (tests/programs/torch/dataloader_cache.py):
 // --record-fork records the first worker, whose cache grows by a 16 KiB tensor per item it makes (60
-// of the 120: the two workers take turns); made anew each time, the item's site is bounded.
+// of the 120: the two workers take turns), reachable as the worker leaves by os._exit; made anew
+// each time, the item's site is bounded.
 TEST_F(TorchRun, ADataLoaderWorkersCacheIsGrowthInTheWorker) {
   const std::string item = "dataloader_cache.py:" + std::to_string(line_of("torch/dataloader_cache.py", "ITEM")) +
                            " in Items.__getitem__";
@@ -488,6 +489,10 @@ TEST_F(TorchRun, ADataLoaderWorkersCacheIsGrowthInTheWorker) {
   EXPECT_NEAR((*leaky)["growth"]["slope_bytes_per_iteration"].get<double>(), 16384.0, 64.0);
   EXPECT_EQ((*leaky)["allocations"], 60);
   EXPECT_EQ((*leaky)["frees"], 0);
+  // The worker leaves by os._exit: judged all the same, its cache reachable to the last item.
+  EXPECT_TRUE(report_["run"]["program"]["exit_scan"]);
+  EXPECT_EQ((*leaky)["reachable_at_exit_bytes"], 60 * 16384);
+  EXPECT_EQ((*leaky)["leaked_bytes"], 0);
 
   ASSERT_EQ(tleak_run({"--record-fork"}, {TLEAK_PYTHON, script("dataloader_cache"), "fixed"}).exit_code, 0);
   const Json* fixed = storage_at_item();

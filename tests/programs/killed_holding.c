@@ -1,12 +1,14 @@
 /* Ends without sending its last records: its agent's buffers are not flushed, and what they held is
  * read from the message slots it shared with tleak. Two threads keep 400 blocks of 100 B each and
  * wait; the main thread keeps 200 (HELD); then the process ends as argv[1] says: "kill" (SIGKILL to
- * itself) or "_exit" (no exit handlers, no destructors). Nothing is freed: 1,000 blocks, 100,000 B
- * held at the end, none of them judged (no exit scan). */
+ * itself) or "exit_group" (the system call itself, past the C library's _exit and the agent's exit
+ * scan before it). Nothing is freed: 1,000 blocks, 100,000 B held at the end, none of them judged
+ * (no exit scan). */
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -29,7 +31,7 @@ static void* thread_main(void* arg) {
 }
 
 int main(int argc, char** argv) {
-  if (argc < 2 || (strcmp(argv[1], "kill") != 0 && strcmp(argv[1], "_exit") != 0)) return 2;
+  if (argc < 2 || (strcmp(argv[1], "kill") != 0 && strcmp(argv[1], "exit_group") != 0)) return 2;
   pthread_t threads[2];
   for (int i = 0; i < 2; ++i) pthread_create(&threads[i], NULL, thread_main, NULL);
   pthread_mutex_lock(&lock);
@@ -37,5 +39,6 @@ int main(int argc, char** argv) {
   pthread_mutex_unlock(&lock);
   hold(200);
   if (strcmp(argv[1], "kill") == 0) kill(getpid(), SIGKILL);
-  _exit(0);
+  syscall(SYS_exit_group, 0);
+  return 0;
 }

@@ -981,8 +981,8 @@ Report run_program(const ProgramOptions& o) {
     report.notes.push_back("no exit scan: tleak stopped the program (--" + report.run.program->stopped_by +
                            "), so blocks left allocated are reported as unjudged, not as leaks");
   } else if (!report.run.program->exit_scan) {
-    report.notes.push_back("no exit scan: the program ended without running its exit handlers (killed, or "
-                           "_exit), or exec'd a program that tleak's agent was not loaded into (its environment "
+    report.notes.push_back("no exit scan: the program ended without running its exit handlers (killed, _exit from a "
+                           "signal handler, or the exit system call made directly), or exec'd a program that tleak's agent was not loaded into (its environment "
                            "had lost LD_PRELOAD: env -i, or a program that clears its environment), so blocks left "
                            "allocated are reported as unjudged, not as leaks");
   } else if (report.totals.unjudged_at_exit_blocks > 0) {

@@ -1,0 +1,48 @@
+/* Leaves by _exit or _Exit, as os._exit and forked workers do: no exit handlers, no destructors.
+ * argv[1]: "_exit" (status 0), "_Exit" (status 6), or "thread": a second thread calls _exit(0) while
+ * the main thread waits for it.
+ *   lost:       a 123 B node (LOST) and the 45 B child only it pointed to (CHILD): 168 B in 2 blocks
+ *   reachable:  1000 B from a global (KEPT), 2000 B from main's own frame (ON_STACK)
+ * Expected under tleak and memcheck alike: 168 B lost. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char* kept;
+
+/* Separate functions, so no pointer to a lost block survives in main's frame or registers. */
+__attribute__((noinline)) static void lose_node(void) {
+  char** volatile node = malloc(123); /* LOST */
+  memset(node, 0, 123);
+  node[0] = malloc(45); /* CHILD */
+  memset(node[0], 2, 45);
+}
+
+__attribute__((noinline)) static void scrub_stack(void) {
+  volatile char junk[16384];
+  memset((char*)junk, 0, sizeof junk);
+}
+
+static void* exit_from_thread(void* unused) {
+  (void)unused;
+  _exit(0);
+}
+
+int main(int argc, char** argv) {
+  if (argc < 2) return 2;
+  kept = malloc(1000); /* KEPT */
+  memset(kept, 1, 1000);
+  char* volatile on_stack = malloc(2000); /* ON_STACK */
+  memset(on_stack, 3, 2000);
+  lose_node();
+  scrub_stack();
+  if (strcmp(argv[1], "_exit") == 0) _exit(0);
+  if (strcmp(argv[1], "_Exit") == 0) _Exit(6);
+  if (strcmp(argv[1], "thread") == 0) {
+    pthread_t thread;
+    pthread_create(&thread, NULL, exit_from_thread, NULL);
+    pthread_join(thread, NULL);
+  }
+  return 2;
+}
