@@ -1029,6 +1029,12 @@ void before_exit_call() {
   std::uint64_t registers[kExitRegisters] = {};
   std::uintptr_t stack_from = 0;
   if (exit_call_frame(g_agent_code, &stack_from, registers)) {
+    // The program is inside _exit, which no handler of its may interrupt: a signal meant to end it
+    // meanwhile (multiprocessing's terminate() of a worker that is already leaving) finds it gone,
+    // not halfway through the scan. Never unblocked: the C library's _exit follows.
+    sigset_t every;
+    sigfillset(&every);
+    real_sigprocmask(SIG_BLOCK, &every, nullptr);
     finish_recording(stack_from, registers);
     report_unwind_check();
   }

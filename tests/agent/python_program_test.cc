@@ -28,6 +28,29 @@ TEST_F(ProgramRun, PythonKnowsWhetherItIsRecorded) {
   EXPECT_EQ(plain.out, "parent False\nchild False\n");
 }
 
+// multiprocessing's pool workers (tests/programs/pool_workers.py) leave by os._exit: the recorded
+// worker is judged there, every block its tasks kept reachable (before: no scan, all unjudged).
+TEST_F(ProgramRun, APoolWorkerIsJudgedAsItLeaves) {
+  const std::string script = std::string(TLEAK_SOURCE_DIR) + "/tests/programs/pool_workers.py";
+  const auto r = tleak_run({"--record-fork"}, {TLEAK_PYTHON, script});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "tasks 100\n");
+  EXPECT_TRUE(report_["run"]["program"]["forked_copy"]);
+  EXPECT_TRUE(report_["run"]["program"]["exit_scan"]) << report_["notes"];
+  const std::string keep = "pool_workers.py:" + std::to_string(line_of("pool_workers.py", "KEEP")) + " in task";
+  std::int64_t allocations = 0, reachable = 0;
+  for (const Json& site : report_["sites"]) {
+    if (site["label"] != keep) continue;
+    allocations += site["allocations"].get<std::int64_t>();
+    reachable += site["reachable_at_exit_blocks"].get<std::int64_t>();
+    EXPECT_EQ(site["frees"], 0);
+    EXPECT_EQ(site["leaked_bytes"], 0);
+  }
+  EXPECT_GE(allocations, 1);
+  EXPECT_EQ(reachable, allocations);
+  EXPECT_EQ(report_["totals"]["unjudged_at_exit_bytes"], 0);
+}
+
 // numpy's extension modules loaded RTLD_DEEPBIND (tests/programs/deep_bound_import.py): their calls
 // to malloc are bound to the agent's once loaded, so the arrays kept per step are growth at their
 // line (before, unseen: no growth), and the blocks their constructors allocated unseen hold no
