@@ -29,6 +29,15 @@ constexpr std::uint64_t kPoolAlignment = 16 * 1024;
 // Beyond this a data-only object's size is taken for a coincidence (no bytecode is 4 GiB).
 constexpr std::uint64_t kMaxPayloadUnits = std::uint64_t{1} << 32;
 
+// A live object's reference count is at least one and no address (an immortal one's, 999,999,999 in
+// CPython 3.11 and 2^32 - 1 in 3.12, included). A data-only object's header is believed only with
+// such a count before its type: a block pymalloc handed out again keeps what its last object left
+// wherever the new owner writes nothing, and an instance's attribute values, whose first words are
+// room for an insertion order mostly unwritten, began with a freed bytes object's header (its count
+// taken by the free list's link): its "payload" held the values, and their objects read as leaked
+// (tests/programs/stale_object_header.py).
+constexpr std::uint64_t kMaxReferenceCount = std::uint64_t{1} << 40;
+
 // Blocks per group of the scan's two-level lookup.
 constexpr std::uint64_t kGroupBlocks = 64;
 
@@ -125,7 +134,7 @@ struct Scan {
                                        std::uint64_t address, std::uint64_t limit, bool whole_block) {
     int k = 0;
     while (k < kind_count && w[i] != kinds[k].type) ++k;
-    if (k == kind_count) return i;
+    if (k == kind_count || w[i - 1] == 0 || w[i - 1] >= kMaxReferenceCount) return i;
     const std::uint64_t object = address + 8 * (i - 1);
     const std::uint64_t run_end = whole_block ? limit : address + 8 * count;  // what can be read
     // Cut by the end of the run (frozen objects lie side by side, and one always straddles a
