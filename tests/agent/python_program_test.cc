@@ -28,27 +28,42 @@ TEST_F(ProgramRun, PythonKnowsWhetherItIsRecorded) {
   EXPECT_EQ(plain.out, "parent False\nchild False\n");
 }
 
-// multiprocessing's pool workers (tests/programs/pool_workers.py) leave by os._exit: the recorded
-// worker is judged there, every block its tasks kept reachable (before: no scan, all unjudged).
+// multiprocessing's pool workers (tests/programs/pool_workers.py): forked ones leave by os._exit,
+// and the recorded worker is judged there, every block its tasks kept reachable (before: no scan,
+// all unjudged). Workers of the forkserver method are the fork server's copies; those of the spawn
+// method python3 -c processes: each named by the module it starts from.
 TEST_F(ProgramRun, APoolWorkerIsJudgedAsItLeaves) {
   const std::string script = std::string(TLEAK_SOURCE_DIR) + "/tests/programs/pool_workers.py";
-  const auto r = tleak_run({"--record-fork"}, {TLEAK_PYTHON, script});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(r.out, "tasks 100\n");
-  EXPECT_TRUE(report_["run"]["program"]["forked_copy"]);
-  EXPECT_TRUE(report_["run"]["program"]["exit_scan"]) << report_["notes"];
   const std::string keep = "pool_workers.py:" + std::to_string(line_of("pool_workers.py", "KEEP")) + " in task";
-  std::int64_t allocations = 0, reachable = 0;
-  for (const Json& site : report_["sites"]) {
-    if (site["label"] != keep) continue;
-    allocations += site["allocations"].get<std::int64_t>();
-    reachable += site["reachable_at_exit_blocks"].get<std::int64_t>();
-    EXPECT_EQ(site["frees"], 0);
-    EXPECT_EQ(site["leaked_bytes"], 0);
+  struct Method {
+    std::string name;
+    std::vector<std::string> options;
+    std::string recorded;  // the report's name, and --record's
+  };
+  for (const Method& m : {Method{"fork", {"--record-fork"}, ""},
+                          Method{"forkserver", {"--record", "multiprocessing.forkserver", "--record-fork"},
+                                 "multiprocessing.forkserver"},
+                          Method{"spawn", {"--record", "multiprocessing.spawn"}, "multiprocessing.spawn"}}) {
+    const auto r = tleak_run(m.options, {TLEAK_PYTHON, script, m.name});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, "tasks 100\n");
+    EXPECT_EQ(report_["run"]["program"]["forked_copy"], m.name != "spawn") << m.name;
+    EXPECT_EQ(report_["run"]["scenario"], m.recorded.empty() ? "pool_workers.py" : m.recorded) << m.name;
+    EXPECT_TRUE(report_["run"]["program"]["exit_scan"]) << m.name << report_["notes"];
+    std::int64_t allocations = 0, reachable = 0;
+    for (const Json& site : report_["sites"]) {
+      if (site["label"] != keep) continue;
+      allocations += site["allocations"].get<std::int64_t>();
+      reachable += site["reachable_at_exit_blocks"].get<std::int64_t>();
+      EXPECT_EQ(site["leaked_bytes"], 0) << m.name;
+    }
+    EXPECT_GE(allocations, 1) << m.name;
+    // A spawned worker leaves by sys.exit: the interpreter's teardown frees what it kept.
+    if (m.name != "spawn") {
+      EXPECT_EQ(reachable, allocations) << m.name;
+    }
+    EXPECT_EQ(report_["totals"]["unjudged_at_exit_bytes"], 0) << m.name;
   }
-  EXPECT_GE(allocations, 1);
-  EXPECT_EQ(reachable, allocations);
-  EXPECT_EQ(report_["totals"]["unjudged_at_exit_bytes"], 0);
 }
 
 // A freed bytes object's header, left in the first words of the attribute values pymalloc handed

@@ -27,14 +27,27 @@ constexpr std::string_view python_main_code_name(PythonMainCode code) {
 // What a Python process runs, from its executable's path and its arguments as /proc/self/cmdline
 // holds them (each followed by a NUL): its own code without a file (`code`: kString for -c, kStdin
 // for standard input), or what it runs instead (`target`: the script's path as given, or the
-// module's name after -m). A process that is not the python executable (its command line is not
-// CPython's) runs neither: kNone and no target.
+// module's name after -m; for -c code, the module a multiprocessing child starts from, below). A
+// process that is not the python executable (its command line is not CPython's) runs neither:
+// kNone and no target.
 struct PythonMain {
   PythonMainCode code = PythonMainCode::kNone;
   std::string_view target;
 };
 
 // (No substr: it may throw, and the agent, which runs this, must not call into the C++ library.)
+// The processes multiprocessing starts by its spawn and forkserver methods (its workers, its fork
+// server, its resource tracker) run `python3 -c "from multiprocessing.MODULE import ...` and have
+// no script: named by that module ("multiprocessing.spawn"), so that --record can pick them. Any
+// other -c code: no name.
+constexpr std::string_view multiprocessing_child_module(std::string_view code) {
+  constexpr std::string_view kFrom = "from ";
+  if (!code.starts_with("from multiprocessing.")) return {};
+  const std::size_t end = code.find(' ', kFrom.size());
+  if (end == std::string_view::npos) return {};
+  return {code.data() + kFrom.size(), end - kFrom.size()};
+}
+
 constexpr PythonMain python_main(std::string_view executable, std::string_view command_line) {
   const std::size_t slash = executable.rfind('/');
   const std::size_t name = slash == std::string_view::npos ? 0 : slash + 1;
@@ -67,7 +80,15 @@ constexpr PythonMain python_main(std::string_view executable, std::string_view c
     // Short options, which may come together ("-Sc CODE", "-cCODE", "-mpkg.mod"); -W and -X take
     // the rest of theirs or the next argument, as -m does its module.
     for (std::size_t k = 1; k < argument.size(); ++k) {
-      if (argument[k] == 'c') return {PythonMainCode::kString, {}};
+      if (argument[k] == 'c') {
+        std::string_view code;
+        if (k + 1 < argument.size()) {
+          code = std::string_view(argument.data() + k + 1, argument.size() - k - 1);
+        } else {
+          take(&code);
+        }
+        return {PythonMainCode::kString, multiprocessing_child_module(code)};
+      }
       if (argument[k] == 'm') {
         if (k + 1 < argument.size()) return {PythonMainCode::kNone, std::string_view(argument.data() + k + 1, argument.size() - k - 1)};
         return take(&argument) ? PythonMain{PythonMainCode::kNone, argument} : PythonMain{};
