@@ -969,7 +969,7 @@ __attribute__((constructor)) static void agent_start() {
   }
   if (!recorded) {
     allocator_regions_stop();
-    note_other_process(control, g_executable, other);
+    note_other_process(control, program_name(g_executable), other);
     if (control != nullptr) munmap(control, 4096);
     return;
   }

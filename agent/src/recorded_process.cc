@@ -20,14 +20,21 @@ const char* last_part(const char* path) {
   return slash != nullptr ? slash + 1 : path;
 }
 
-}  // namespace
+// /proc/self/cmdline, read once: at start-up, on the only thread. In static room, not a stack the
+// program may have made small. Empty if it cannot be read; `cut` if it filled the room.
+struct CommandLine {
+  std::string_view words;
+  bool cut = false;
+};
 
-bool runs_program(const char* name, const char* executable) {
-  if (std::strcmp(last_part(executable), name) == 0) return true;
-  // Once, at start-up, on the only thread: no room taken from a stack the program may have made small.
+const CommandLine& this_command_line() {
   static char line[1 << 14];
+  static CommandLine command;
+  static bool read_once = false;  // (no guarded static: the agent calls nothing of the C++ runtime)
+  if (read_once) return command;
+  read_once = true;
   const int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
+  if (fd < 0) return command;
   std::size_t got = 0;
   while (got < sizeof line) {
     const ssize_t n = read(fd, line + got, sizeof line - got);
@@ -35,17 +42,45 @@ bool runs_program(const char* name, const char* executable) {
     got += static_cast<std::size_t>(n);
   }
   close(fd);
-  const std::string_view words(line, got);
+  command = {std::string_view(line, got), got == sizeof line};
+  return command;
+}
+
+// The script or module a Python process runs (python_main's target), unless the command line was
+// cut within it.
+std::string_view python_target(const char* executable) {
+  const CommandLine& command = this_command_line();
+  const PythonMain main = python_main(executable, command.words);
+  if (main.target.empty() || (command.cut && main.target.data() + main.target.size() == command.words.data() + command.words.size())) {
+    return {};
+  }
+  return main.target;
+}
+
+}  // namespace
+
+bool runs_program(const char* name, const char* executable) {
+  if (std::strcmp(last_part(executable), name) == 0) return true;
+  const std::string_view words = this_command_line().words;
   const std::size_t first_end = words.find('\0');
   // No end to the first word: one past the buffer, far longer than any NAME (or no command line).
   if (first_end == std::string_view::npos) return false;
-  if (std::strcmp(last_part(line), name) == 0) return true;
-  const PythonMain main = python_main(executable, words);
-  // A script's path that runs to where the command line was cut may be cut itself.
-  if (main.target.empty() || main.target.data() + main.target.size() == line + sizeof line) return false;
-  std::string_view target = main.target;
+  if (std::strcmp(last_part(words.data()), name) == 0) return true;
+  std::string_view target = python_target(executable);
   if (const std::size_t slash = target.rfind('/'); slash != std::string_view::npos) target.remove_prefix(slash + 1);
-  return target == name;
+  return !target.empty() && target == name;
+}
+
+const char* program_name(const char* executable) {
+  static char name[sizeof(ControlPage::OtherProcess::executable)];
+  const std::string_view target = python_target(executable);
+  if (target.empty()) return executable;
+  // The end of a long path: its file name is what is shown.
+  const std::size_t keep = target.size() < sizeof name ? target.size() : sizeof name - 1;
+  const std::string_view kept(target.data() + target.size() - keep, keep);
+  std::memcpy(name, kept.data(), kept.size());
+  name[kept.size()] = '\0';
+  return name;
 }
 
 namespace {

@@ -36,6 +36,11 @@ RecordDecision claim_recording(ControlPage* control, const char* name, int strea
 // file name or the module -m names (train.py). Once, at start-up (it reads /proc/self/cmdline).
 bool runs_program(const char* name, const char* executable);
 
+// How tleak's notes name this process among those it did not record: for a Python process the
+// script or module it runs (train.py, multiprocessing.spawn: what --record takes), else
+// `executable`. Once, at start-up, as runs_program.
+const char* program_name(const char* executable);
+
 // --record-fork, in a copy of the command's process at its first allocation (system calls only):
 // the recording is this process's if no other copy claimed it first, through the descriptor the
 // copy inherited or a connection to tleak's listener (`stream_name`, or null).

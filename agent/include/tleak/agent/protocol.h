@@ -349,7 +349,9 @@ struct ControlPage {
   struct OtherProcess {
     volatile std::uint32_t pid;  // written last: 0 while the entry is being filled
     OtherKind kind;
-    char executable[152];        // its path, cut and NUL-terminated
+    // Its executable's path, or a Python process's script or module (recorded_process.h,
+    // program_name), cut and NUL-terminated.
+    char executable[152];
   };
   static constexpr int kOtherProcessEntries = 24;
   OtherProcess other[kOtherProcessEntries];
