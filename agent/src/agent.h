@@ -136,7 +136,7 @@ void note_deep_bound(bool rebound);
 bool rebinds_deep_bound();
 
 // The program called _exit or _Exit (os._exit, how a DataLoader's or a multiprocessing pool's
-// workers end, std::quick_exit): no exit handlers run, no destructors, and the process ends inside
+// workers end; not quick_exit, whose _exit the C library calls within itself): no exit handlers run, no destructors, and the process ends inside
 // the call. What it leaves allocated is judged here, as memcheck judges a process that ends so,
 // unless the call comes from a signal handler (exit_frame.h, exit_call_frame).
 void before_exit_call();

@@ -24,18 +24,6 @@ constexpr std::string_view python_main_code_name(PythonMainCode code) {
   return {};
 }
 
-// What a Python process runs, from its executable's path and its arguments as /proc/self/cmdline
-// holds them (each followed by a NUL): its own code without a file (`code`: kString for -c, kStdin
-// for standard input), or what it runs instead (`target`: the script's path as given, or the
-// module's name after -m; for -c code, the module a multiprocessing child starts from, below). A
-// process that is not the python executable (its command line is not CPython's) runs neither:
-// kNone and no target.
-struct PythonMain {
-  PythonMainCode code = PythonMainCode::kNone;
-  std::string_view target;
-};
-
-// (No substr: it may throw, and the agent, which runs this, must not call into the C++ library.)
 // The processes multiprocessing starts by its spawn and forkserver methods (its workers, its fork
 // server, its resource tracker) run `python3 -c "from multiprocessing.MODULE import ...` and have
 // no script: named by that module ("multiprocessing.spawn"), so that --record can pick them. Any
@@ -48,6 +36,18 @@ constexpr std::string_view multiprocessing_child_module(std::string_view code) {
   return {code.data() + kFrom.size(), end - kFrom.size()};
 }
 
+// What a Python process runs, from its executable's path and its arguments as /proc/self/cmdline
+// holds them (each followed by a NUL): its own code without a file (`code`: kString for -c, kStdin
+// for standard input), or what it runs instead (`target`: the script's path as given, or the
+// module's name after -m; for -c code, the module a multiprocessing child starts from, above). A
+// process that is not the python executable (its command line is not CPython's) runs neither:
+// kNone and no target.
+struct PythonMain {
+  PythonMainCode code = PythonMainCode::kNone;
+  std::string_view target;
+};
+
+// (No substr: it may throw, and the agent, which runs this, must not call into the C++ library.)
 constexpr PythonMain python_main(std::string_view executable, std::string_view command_line) {
   const std::size_t slash = executable.rfind('/');
   const std::size_t name = slash == std::string_view::npos ? 0 : slash + 1;
