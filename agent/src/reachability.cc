@@ -41,6 +41,27 @@ constexpr std::uint64_t kMaxReferenceCount = std::uint64_t{1} << 40;
 // Blocks per group of the scan's two-level lookup.
 constexpr std::uint64_t kGroupBlocks = 64;
 
+// Pieces of a run to read, each a range of pages: `local` where they go in `chunk`, `remote`
+// where they are.
+struct Pieces {
+  static constexpr std::uint64_t kMax = kChunkBytes / kPageBytes + 1;
+  iovec local[kMax], remote[kMax];
+  int count = 0;
+  void add(unsigned char* into, std::uintptr_t at, std::uintptr_t to) {
+    if (count > 0 && reinterpret_cast<std::uintptr_t>(remote[count - 1].iov_base) + remote[count - 1].iov_len == at) {
+      local[count - 1].iov_len += to - at;
+      remote[count - 1].iov_len += to - at;
+    } else {
+      local[count] = {into, to - at};
+      remote[count] = {reinterpret_cast<void*>(at), to - at};
+      ++count;
+    }
+  }
+};
+
+// In the agent's bss, not on the program's stack, where the scan runs: one run's pieces of each kind.
+Pieces g_own_pieces, g_shared_pieces;
+
 struct Scan {
   const LiveBlock* blocks;
   std::uint64_t n;
@@ -213,6 +234,9 @@ struct Scan {
   std::uint64_t* chunk = nullptr;  // 64 KiB of the agent's own pages: never taken for a root
   pid_t self = 0;
   UntouchedPages untouched{};
+  // /proc/self/mem, for the anonymous pages this process shares with another (untouched_pages.h);
+  // -1: those too through process_vm_readv.
+  int memory_fd = -1;
   bool run_touched = true;  // whether the last read_run() found a page the program touched
   // The kernel refused the reads themselves (a seccomp filter on process_vm_readv), not a page:
   // no root can be read, and every block would read as lost.
@@ -220,39 +244,64 @@ struct Scan {
 
   // Copies [start, start + bytes) into `chunk`, pages the program never touched as the zeros they
   // hold (read, they would cost a fault each). Returns how many bytes from `start` were read.
+  // Reads `own` (this process's pages) through process_vm_readv. Returns where the first page that
+  // failed begins, or 0 if none did.
+  std::uintptr_t read_own(const Pieces& own) {
+    if (own.count == 0) return 0;
+    const ssize_t got = process_vm_readv(self, own.local, static_cast<unsigned long>(own.count), own.remote,
+                                         static_cast<unsigned long>(own.count), 0);
+    if (got < 0 && (errno == EPERM || errno == ENOSYS || errno == EACCES)) refused = true;
+    // A read stops at the first page that failed: what lies before it counts.
+    std::uint64_t left = got > 0 ? static_cast<std::uint64_t>(got) : 0;
+    for (int i = 0; i < own.count; ++i) {
+      if (left < own.remote[i].iov_len) return reinterpret_cast<std::uintptr_t>(own.remote[i].iov_base) + left;
+      left -= own.remote[i].iov_len;
+    }
+    return 0;
+  }
+
+  // Reads `shared` (pages shared with another process) through /proc/self/mem. Returns where the
+  // first page that failed begins, or 0 if none did.
+  std::uintptr_t read_shared(const Pieces& shared) {
+    for (int i = 0; i < shared.count; ++i) {
+      const auto at = reinterpret_cast<std::uintptr_t>(shared.remote[i].iov_base);
+      std::uint64_t done = 0;
+      while (done < shared.remote[i].iov_len) {
+        const ssize_t got = pread(memory_fd, static_cast<unsigned char*>(shared.local[i].iov_base) + done,
+                                  shared.remote[i].iov_len - done, static_cast<off_t>(at + done));
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) return at + done;
+        done += static_cast<std::uint64_t>(got);
+      }
+    }
+    return 0;
+  }
+
+  // Copies [start, start + bytes) into `chunk`, pages the program never touched as the zeros they
+  // hold (read, they would cost a fault each). Returns how many bytes from `start` were read.
   std::uint64_t read_run(std::uintptr_t start, std::uint64_t bytes) {
-    constexpr std::uint64_t kMaxPieces = kChunkBytes / kPageBytes + 1;
-    iovec local[kMaxPieces], remote[kMaxPieces];
-    int pieces = 0;
+    Pieces& own = g_own_pieces;
+    Pieces& shared = g_shared_pieces;
+    own.count = shared.count = 0;
     auto* into = reinterpret_cast<unsigned char*>(chunk);
     for (std::uintptr_t at = start; at < start + bytes;) {
       const std::uintptr_t page_end = (at / kPageBytes + 1) * kPageBytes;
       const std::uintptr_t to = page_end < start + bytes ? page_end : start + bytes;
       if (untouched.never_touched(at)) {
         std::memset(into + (at - start), 0, to - at);
-      } else if (pieces > 0 && reinterpret_cast<std::uintptr_t>(remote[pieces - 1].iov_base) +
-                                       remote[pieces - 1].iov_len == at) {
-        local[pieces - 1].iov_len += to - at;
-        remote[pieces - 1].iov_len += to - at;
+      } else if (memory_fd >= 0 && untouched.shared_anonymous(at)) {
+        shared.add(into + (at - start), at, to);
       } else {
-        local[pieces] = {into + (at - start), to - at};
-        remote[pieces] = {reinterpret_cast<void*>(at), to - at};
-        ++pieces;
+        own.add(into + (at - start), at, to);
       }
       at = to;
     }
-    run_touched = pieces > 0;
-    if (pieces == 0) return bytes;
-    const ssize_t got = process_vm_readv(self, local, static_cast<unsigned long>(pieces), remote,
-                                         static_cast<unsigned long>(pieces), 0);
-    if (got < 0 && (errno == EPERM || errno == ENOSYS || errno == EACCES)) refused = true;
-    // A read stops at the first page that failed: what lies before it counts.
-    std::uint64_t left = got > 0 ? static_cast<std::uint64_t>(got) : 0;
-    for (int i = 0; i < pieces; ++i) {
-      if (left < remote[i].iov_len) return reinterpret_cast<std::uintptr_t>(remote[i].iov_base) + left - start;
-      left -= remote[i].iov_len;
-    }
-    return bytes;
+    run_touched = own.count + shared.count > 0;
+    const std::uintptr_t own_failed = read_own(own), shared_failed = read_shared(shared);
+    const std::uintptr_t failed = own_failed == 0 ? shared_failed
+                                  : shared_failed == 0 ? own_failed
+                                                       : std::min(own_failed, shared_failed);
+    return failed == 0 ? bytes : failed - start;
   }
 
   void region_checked(std::uintptr_t start, std::uintptr_t end) {
@@ -450,6 +499,8 @@ ScanResult scan_reachability(const LiveBlock* blocks, std::uint64_t n, std::uint
   // This thread, not the process: the main thread's memory view is gone once it has ended.
   scan.self = static_cast<pid_t>(syscall(SYS_gettid));
   scan.untouched.open();
+  scan.memory_fd = open("/proc/thread-self/mem", O_RDONLY | O_CLOEXEC);
+  if (scan.memory_fd < 0) scan.memory_fd = open("/proc/self/mem", O_RDONLY | O_CLOEXEC);  // before Linux 3.17
   if (pools != nullptr && pools->pool_bytes <= kPoolAlignment && kPoolAlignment % pools->pool_bytes == 0 &&
       pools->pool_bytes % 8 == 0 && pools->first_block % 8 == 0 && pools->first_block >= kPoolHeaderBytes) {
     scan.pools = pools;
@@ -457,6 +508,7 @@ ScanResult scan_reachability(const LiveBlock* blocks, std::uint64_t n, std::uint
   scan.chunk = static_cast<std::uint64_t*>(map_pages(kChunkBytes));
   if (scan.chunk == nullptr) {
     scan.untouched.close();
+    if (scan.memory_fd >= 0) close(scan.memory_fd);
     return {0, ScanFailure::kNoMemory};
   }
   std::uint64_t* group_starts = nullptr;
@@ -509,6 +561,7 @@ ScanResult scan_reachability(const LiveBlock* blocks, std::uint64_t n, std::uint
   if (group_starts != nullptr) unmap_pages(group_starts, groups * 8);
   if (granule_memory != nullptr) unmap_pages(granule_memory, granule_slots * 8);
   scan.untouched.close();
+  if (scan.memory_fd >= 0) close(scan.memory_fd);
   return result;
 }
 

@@ -3,6 +3,8 @@
 // would, unrecorded, and the report says which process it is of.
 #include "program_run.h"
 
+#include <regex>
+
 namespace tleak::program_tests {
 namespace {
 
@@ -266,6 +268,23 @@ TEST_F(RecordRun, ANameNoProcessRanOrThatIsNoFileNameIsRefused) {
   expect_refused(tleak_run({"--record", "/usr/bin/true"}, {wrapper}), "--record takes a program's file name");
   expect_refused(tleak_run({"--record", ""}, {wrapper}), "--record: give a program's file name");
   expect_refused(tleak_run({"--record", std::string(300, 'x')}, {wrapper}), "of at most 255 bytes");
+}
+
+// A forked copy's exit scan reads the memory it shares with its parent without making it its own
+// (tests/programs/forked_copy_shares.c, 128 MiB inherited): process_vm_readv, which pins what it
+// reads, had the kernel copy every shared page first (the copy's private memory peaked at 128 MiB
+// and more); /proc/self/mem leaves them shared.
+TEST_F(RecordRun, AForkedCopysScanLeavesWhatItSharesShared) {
+  const auto r = tleak_run({"--record-fork"}, {program("forked_copy_shares")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.out, m, std::regex(R"(copy exited 0, its private memory peaked at (\d+) MiB)"))) << r.out;
+  EXPECT_LT(std::stol(m[1]), 32) << r.out;
+  EXPECT_TRUE(report_["run"]["program"]["forked_copy"]);
+  EXPECT_TRUE(report_["run"]["program"]["exit_scan"]);
+  EXPECT_GE(report_["run"]["program"]["exit_scan_root_bytes"].get<std::int64_t>(), std::int64_t{128} << 20);
+  EXPECT_EQ(site_at(at("forked_copy_shares.c", "COPY"))["reachable_at_exit_bytes"], 100);
+  EXPECT_EQ(report_["totals"]["leaked_bytes"], 0);
 }
 
 // `tleak run --record-fork -- COMMAND`: the first copy the command's process forks that allocates

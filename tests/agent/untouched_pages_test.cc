@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 
@@ -32,6 +34,38 @@ TEST(UntouchedPages, OnlyPagesNeitherWrittenNorReadAreUntouched) {
   EXPECT_FALSE(pages.never_touched(at(3)));  // and back
   pages.close();
   EXPECT_FALSE(pages.never_touched(at(0)));  // without pagemap, every page counts as touched
+  munmap(memory, kPages * kPageBytes);
+}
+
+// A forked copy's inherited pages are shared with its parent until either writes one: the exit scan
+// reads those through /proc/self/mem, which leaves them shared (reachability.cc).
+TEST(UntouchedPages, PagesSharedWithAForkedCopyAreToldApart) {
+  constexpr std::size_t kPages = 4;
+  auto* memory = static_cast<unsigned char*>(
+      mmap(nullptr, kPages * kPageBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(memory, MAP_FAILED);
+  ASSERT_EQ(madvise(memory, kPages * kPageBytes, MADV_NOHUGEPAGE), 0);
+  memory[0] = 1;
+  memory[kPageBytes] = 1;
+  const auto at = [&](std::size_t page) { return reinterpret_cast<std::uintptr_t>(memory + page * kPageBytes); };
+  UntouchedPages pages;
+  pages.open();
+  EXPECT_FALSE(pages.shared_anonymous(at(0)));  // this process's alone
+  pages.close();
+  const pid_t copy = fork();
+  ASSERT_GE(copy, 0);
+  if (copy == 0) {
+    memory[kPageBytes] = 2;  // the copy's own now
+    UntouchedPages mine;
+    mine.open();
+    const bool right = mine.shared_anonymous(at(0)) && !mine.shared_anonymous(at(1)) &&
+                       !mine.shared_anonymous(at(2)) && mine.never_touched(at(2));
+    mine.close();
+    _exit(right ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(copy, &status, 0), copy);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
   munmap(memory, kPages * kPageBytes);
 }
 
