@@ -41,8 +41,8 @@ constexpr std::uint64_t kMaxReferenceCount = std::uint64_t{1} << 40;
 // Blocks per group of the scan's two-level lookup.
 constexpr std::uint64_t kGroupBlocks = 64;
 
-// Pieces of a run to read, each a range of pages: `local` where they go in `chunk`, `remote`
-// where they are.
+// Pieces of a run to read, each a range of pages: `local` where they go in the scan's chunk,
+// `remote` where they are.
 struct Pieces {
   static constexpr std::uint64_t kMax = kChunkBytes / kPageBytes + 1;
   iovec local[kMax], remote[kMax];
@@ -242,8 +242,6 @@ struct Scan {
   // no root can be read, and every block would read as lost.
   bool refused = false;
 
-  // Copies [start, start + bytes) into `chunk`, pages the program never touched as the zeros they
-  // hold (read, they would cost a fault each). Returns how many bytes from `start` were read.
   // Reads `own` (this process's pages) through process_vm_readv. Returns where the first page that
   // failed begins, or 0 if none did.
   std::uintptr_t read_own(const Pieces& own) {
