@@ -860,6 +860,9 @@ void start_recording(ControlPage* control, int stream, bool stream_connected, bo
   }
   add_own_image();
   exit_frame_init();
+  // Registered first, so run last: after the program's own at_quick_exit handlers, as the
+  // destructor runs after its exit handlers.
+  at_quick_exit(finish_after_exit_handlers);
   pthread_atfork(nullptr, nullptr, in_forked_child);
   // In .bss, page-aligned: past the file's last page, anonymous memory, as the advice needs. (A
   // kernel before 4.14 refuses it: only a raw clone's child then writes as the parent.)
@@ -988,9 +991,10 @@ void finish_recording(std::uintptr_t stack_from, const std::uint64_t* registers)
 }
 
 // After the program's own teardown (exit handlers, static destructors of the objects loaded after
-// this one): what is still allocated is either reachable or leaked. _exit and fatal signals skip
-// this; the parent then reports blocks not freed without telling the two apart.
-__attribute__((destructor)) static void agent_finish() {
+// this one; or, at quick_exit, its at_quick_exit handlers): what is still allocated is either
+// reachable or leaked. Fatal signals skip this; the parent then reports blocks not freed without
+// telling the two apart (_exit has its own scan, before_exit_call).
+void finish_after_exit_handlers() {
   // A vfork child that calls exit() (after a failed exec, where _exit was meant) runs this with the
   // parent's status: its handshake would end the parent's recording, and scan its heap mid-run.
   if (g_status.load(std::memory_order_acquire) != kOn || !channel_opened_here()) return;
@@ -1020,6 +1024,8 @@ __attribute__((destructor)) static void agent_finish() {
   report_unwind_check();
   errno = saved_errno;
 }
+
+__attribute__((destructor)) static void agent_finish() { finish_after_exit_handlers(); }
 
 void before_exit_call() {
   // The same tests as agent_finish's; a thread inside the agent here is in a signal handler.

@@ -135,8 +135,13 @@ void note_deep_bound(bool rebound);
 // source of --record-fork's copies, whose GOT entries the copies inherit.
 bool rebinds_deep_bound();
 
+// After the program's exit handlers (the agent's destructor) or its at_quick_exit handlers (the
+// agent's own, registered first): the exit fence, the exit scan, the recording's end.
+void finish_after_exit_handlers();
+
 // The program called _exit or _Exit (os._exit, how a DataLoader's or a multiprocessing pool's
-// workers end; not quick_exit, whose _exit the C library calls within itself): no exit handlers run, no destructors, and the process ends inside
+// workers end; quick_exit's own _exit, inside the C library, is not this, but comes after
+// finish_after_exit_handlers): no exit handlers run, no destructors, and the process ends inside
 // the call. What it leaves allocated is judged here, as memcheck judges a process that ends so,
 // unless the call comes from a signal handler (exit_frame.h, exit_call_frame).
 void before_exit_call();

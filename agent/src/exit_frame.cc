@@ -17,7 +17,22 @@
 namespace tleak::agent {
 namespace {
 
-std::uintptr_t g_exit_start = 0, g_exit_end = 0;
+// exit() and quick_exit(), whose handlers' frame the scan reads from: [start, end) each.
+struct FunctionRange {
+  std::uintptr_t start = 0, end = 0;
+  bool holds_return(std::uintptr_t ip) const { return ip > start && ip <= end; }
+};
+FunctionRange g_exit, g_quick_exit;
+
+FunctionRange range_of(void* function) {
+  Dl_info info;
+  void* entry = nullptr;
+  if (dladdr1(function, &info, &entry, RTLD_DL_SYMENT) == 0 || entry == nullptr) return {};
+  const auto size = static_cast<const ElfW(Sym)*>(entry)->st_size;
+  if (size == 0) return {};
+  const auto start = reinterpret_cast<std::uintptr_t>(function);
+  return {start, start + size};
+}
 
 using ExitFunction = void (*)(int);
 std::atomic<ExitFunction> g_next_exit{nullptr};
@@ -37,18 +52,12 @@ void read_saved_registers(unw_cursor_t* frame, std::uint64_t* registers) {
 }  // namespace
 
 void exit_frame_init() {
-  void* exit_function = reinterpret_cast<void*>(&exit);
-  Dl_info info;
-  void* entry = nullptr;
-  if (dladdr1(exit_function, &info, &entry, RTLD_DL_SYMENT) == 0 || entry == nullptr) return;
-  const auto size = static_cast<const ElfW(Sym)*>(entry)->st_size;
-  if (size == 0) return;
-  g_exit_start = reinterpret_cast<std::uintptr_t>(exit_function);
-  g_exit_end = g_exit_start + size;
+  g_exit = range_of(reinterpret_cast<void*>(&exit));
+  g_quick_exit = range_of(reinterpret_cast<void*>(&quick_exit));
 }
 
 bool exit_handlers_frame(std::uintptr_t* stack_pointer, std::uint64_t* registers) {
-  if (g_exit_end == 0) return false;
+  if (g_exit.end == 0 && g_quick_exit.end == 0) return false;
   unw_context_t context;
   unw_cursor_t frame, caller;
   if (unw_getcontext(&context) != 0 || unw_init_local(&frame, &context) != 0) return false;
@@ -57,8 +66,8 @@ bool exit_handlers_frame(std::uintptr_t* stack_pointer, std::uint64_t* registers
   for (int depth = 0; depth < 64 && unw_step(&caller) > 0; ++depth, frame = caller) {
     unw_word_t ip = 0;
     if (unw_get_reg(&caller, UNW_REG_IP, &ip) != 0) return false;
-    // A return address in exit(): `frame` is the function exit() called.
-    if (ip <= g_exit_start || ip > g_exit_end) continue;
+    // A return address in exit() or quick_exit(): `frame` is the function it called.
+    if (!g_exit.holds_return(ip) && !g_quick_exit.holds_return(ip)) continue;
     unw_word_t sp = 0;
     if (unw_get_reg(&frame, UNW_REG_SP, &sp) != 0 || sp == 0) return false;
     read_saved_registers(&frame, registers);

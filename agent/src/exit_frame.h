@@ -12,10 +12,11 @@
 
 namespace tleak::agent {
 
-// At start-up: finds exit() in the C library (its address and size).
+// At start-up: finds exit() and quick_exit() in the C library (their addresses and sizes).
 void exit_frame_init();
 
-// Unwinds the calling thread's stack to the frame whose caller is exit(). True with its stack
+// Unwinds the calling thread's stack to the frame whose caller is exit() (or quick_exit(), whose
+// at_quick_exit handlers the agent's runs after, agent.cc). True with its stack
 // pointer and the values of the callee-saved registers there (rbx, rbp, r12 to r15; up to
 // kExitRegisters); false when no such frame is found (the process ends another way), and then the
 // caller reads its own stack from its own frame, as before.

@@ -31,9 +31,10 @@ TEST_F(ProgramRun, LeaksAreTheUnreachableBlocksAtExit) {
 // as any other thread's. memcheck judges such a process the same (before, no scan: every block
 // unjudged).
 // A SIGTERM sent as it leaves (multiprocessing's terminate()) finds the process inside _exit: the
-// scan, which runs there, holds signals off and is not cut short.
+// scan, which runs there, holds signals off and is not cut short. quick_exit, whose _exit the C
+// library calls within itself, is judged after the program's at_quick_exit handlers.
 TEST_F(ProgramRun, AProgramThatLeavesByExitCallIsJudged) {
-  for (const std::string how : {"_exit", "_Exit", "thread", "terminated"}) {
+  for (const std::string how : {"_exit", "_Exit", "thread", "terminated", "quick_exit"}) {
     const auto r = tleak_run({}, {program("exit_call"), how});
     EXPECT_EQ(r.exit_code, how == "_Exit" ? 3 : 0) << r.err;
     EXPECT_EQ(report_["run"]["program"]["exit_status"], how == "_Exit" ? 6 : 0) << how;
@@ -42,12 +43,15 @@ TEST_F(ProgramRun, AProgramThatLeavesByExitCallIsJudged) {
     EXPECT_EQ(report_["totals"]["leaked_blocks"], 2) << how;
     EXPECT_EQ(site_at(at("exit_call.c", "LOST"))["leaked_bytes"], 123) << how;
     EXPECT_EQ(site_at(at("exit_call.c", "CHILD"))["leaked_bytes"], 45) << how;
-    EXPECT_EQ(site_at(at("exit_call.c", "KEPT"))["reachable_at_exit_bytes"], 1000) << how;
+    // quick_exit: after the program's at_quick_exit handlers, one of which freed KEPT.
+    EXPECT_EQ(site_at(at("exit_call.c", "KEPT"))["reachable_at_exit_bytes"], how == "quick_exit" ? 0 : 1000) << how;
+    EXPECT_EQ(site_at(at("exit_call.c", "KEPT"))["frees"], how == "quick_exit" ? 1 : 0) << how;
     EXPECT_EQ(site_at(at("exit_call.c", "ON_STACK"))["reachable_at_exit_bytes"], 2000) << how;
     EXPECT_EQ(report_["totals"]["unjudged_at_exit_bytes"], 0) << how;
   }
   expect_memcheck_loses({program("exit_call"), "_exit"}, 168);
   expect_memcheck_loses({program("exit_call"), "thread"}, 168);
+  expect_memcheck_loses({program("exit_call"), "quick_exit"}, 168);
 }
 
 // A thread blocked in a system call as the program exits may hold the only pointer to a block in

@@ -1,6 +1,7 @@
 /* Leaves by _exit or _Exit, as os._exit and forked workers do: no exit handlers, no destructors.
  * argv[1]: "_exit" (status 0), "_Exit" (status 6), "thread": a second thread calls _exit(0) while
- * the main thread waits for it, or "terminated": a child it forked sends it SIGTERM the moment it
+ * the main thread waits for it, "quick_exit" (status 0; an at_quick_exit handler frees KEPT first,
+ * so that only 2,000 B are reachable), or "terminated": a child it forked sends it SIGTERM the moment it
  * says it calls _exit(0), as multiprocessing's terminate() does to a worker that is leaving (the
  * signal and the exit race; under tleak the exit scan, inside _exit, is not cut short).
  *   lost:       a 123 B node (LOST) and the 45 B child only it pointed to (CHILD): 168 B in 2 blocks
@@ -27,6 +28,11 @@ __attribute__((noinline)) static void scrub_stack(void) {
   memset((char*)junk, 0, sizeof junk);
 }
 
+static void free_kept(void) {
+  free(kept);
+  kept = NULL;
+}
+
 static void* exit_from_thread(void* unused) {
   (void)unused;
   _exit(0);
@@ -42,6 +48,10 @@ int main(int argc, char** argv) {
   scrub_stack();
   if (strcmp(argv[1], "_exit") == 0) _exit(0);
   if (strcmp(argv[1], "_Exit") == 0) _Exit(6);
+  if (strcmp(argv[1], "quick_exit") == 0) {
+    at_quick_exit(free_kept);
+    quick_exit(0);
+  }
   if (strcmp(argv[1], "terminated") == 0) {
     int fds[2];
     if (pipe(fds) != 0) return 2;
