@@ -51,10 +51,9 @@ const CommandLine& this_command_line() {
 std::string_view python_target(const char* executable) {
   const CommandLine& command = this_command_line();
   const PythonMain main = python_main(executable, command.words);
-  if (main.target.empty() || (command.cut && main.target.data() + main.target.size() == command.words.data() + command.words.size())) {
-    return {};
-  }
-  return main.target;
+  const bool runs_to_the_cut =
+      command.cut && main.target.data() + main.target.size() == command.words.data() + command.words.size();
+  return runs_to_the_cut ? std::string_view{} : main.target;
 }
 
 }  // namespace

@@ -76,7 +76,8 @@ TEST_F(ProgramRun, AStaleObjectHeaderHidesNoPointers) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(report_["run"]["program"]["exit_scan"]);
   EXPECT_EQ(report_["totals"]["leaked_bytes"], 0);
-  const std::string kept = "stale_object_header.py:" + std::to_string(line_of("stale_object_header.py", "KEPT")) + " in keep";
+  const std::string kept =
+      "stale_object_header.py:" + std::to_string(line_of("stale_object_header.py", "KEPT")) + " in keep";
   std::int64_t reachable = 0;
   for (const Json& site : report_["sites"]) {
     if (site["label"] == kept) reachable += site["reachable_at_exit_blocks"].get<std::int64_t>();

@@ -982,9 +982,10 @@ Report run_program(const ProgramOptions& o) {
                            "), so blocks left allocated are reported as unjudged, not as leaks");
   } else if (!report.run.program->exit_scan) {
     report.notes.push_back("no exit scan: the program ended without running its exit handlers (killed, _exit from a "
-                           "signal handler, or the exit system call made directly), or exec'd a program that tleak's agent was not loaded into (its environment "
-                           "had lost LD_PRELOAD: env -i, or a program that clears its environment), so blocks left "
-                           "allocated are reported as unjudged, not as leaks");
+                           "signal handler, or the exit system call made directly), or exec'd a program that "
+                           "tleak's agent was not loaded into (its environment had lost LD_PRELOAD: env -i, or a "
+                           "program that clears its environment), so blocks left allocated are reported as "
+                           "unjudged, not as leaks");
   } else if (report.totals.unjudged_at_exit_blocks > 0) {
     report.notes.push_back(counted(static_cast<std::uint64_t>(report.totals.unjudged_at_exit_blocks), "block was",
                                    "blocks were") +
