@@ -80,7 +80,7 @@ TEST(PythonFiles, TheScriptOrModuleIsReadFromCPythonsCommandLine) {
   EXPECT_EQ(target("python3\0-m\0"sv), "");  // CPython refuses it: no module named
   EXPECT_EQ(target("python3\0-c\0pass\0"sv), "");
   // multiprocessing's children by its spawn and forkserver methods: named by the module they start
-  // from, their code kString still.
+  // from, whose code (not the -c bootstrap's) they run.
   EXPECT_EQ(target("/usr/bin/python3\0-B\0-c\0from multiprocessing.spawn import spawn_main; "
                    "spawn_main(tracker_fd=6, pipe_handle=13)\0--multiprocessing-fork\0"sv),
             "multiprocessing.spawn");
@@ -89,7 +89,8 @@ TEST(PythonFiles, TheScriptOrModuleIsReadFromCPythonsCommandLine) {
   EXPECT_EQ(target("python3\0-cfrom multiprocessing.resource_tracker import main;main(3)\0"sv),
             "multiprocessing.resource_tracker");
   EXPECT_EQ(python_main("/usr/bin/python3.11", "python3\0-c\0from multiprocessing.spawn import spawn_main\0"sv).code,
-            PythonMainCode::kString);
+            PythonMainCode::kNone);
+  EXPECT_EQ(python_main("/usr/bin/python3.11", "python3\0-c\0from numpy import ones\0"sv).code, PythonMainCode::kString);
   EXPECT_EQ(target("python3\0-c\0from numpy import ones; print(ones(3))\0"sv), "");
   EXPECT_EQ(target("python3\0-c\0from multiprocessing.spawn\0"sv), "");  // no import: not multiprocessing's
   EXPECT_EQ(target("python3\0-c\0"sv), "");

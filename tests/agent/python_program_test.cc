@@ -50,6 +50,10 @@ TEST_F(ProgramRun, APoolWorkerIsJudgedAsItLeaves) {
     EXPECT_EQ(report_["run"]["program"]["forked_copy"], m.name != "spawn") << m.name;
     EXPECT_EQ(report_["run"]["scenario"], m.recorded.empty() ? "pool_workers.py" : m.recorded) << m.name;
     EXPECT_TRUE(report_["run"]["program"]["exit_scan"]) << m.name << report_["notes"];
+    // A spawned worker's -c code is multiprocessing's bootstrap, not the user's code.
+    if (m.name == "spawn") {
+      EXPECT_TRUE(report_["run"]["program"]["python_main_code"].is_null()) << report_["run"]["program"];
+    }
     std::int64_t allocations = 0, reachable = 0;
     for (const Json& site : report_["sites"]) {
       if (site["label"] != keep) continue;

@@ -26,8 +26,9 @@ constexpr std::string_view python_main_code_name(PythonMainCode code) {
 
 // The processes multiprocessing starts by its spawn and forkserver methods (its workers, its fork
 // server, its resource tracker) run `python3 -c "from multiprocessing.MODULE import ...` and have
-// no script: named by that module ("multiprocessing.spawn"), so that --record can pick them. Any
-// other -c code: no name.
+// no script: named by that module ("multiprocessing.spawn"), so that --record can pick them, and
+// their -c code, the library's bootstrap, is not taken for the user's (a site none of whose frames
+// is the user's is then named by its innermost, not by `<string>:1`). Any other -c code: no name.
 constexpr std::string_view multiprocessing_child_module(std::string_view code) {
   constexpr std::string_view kFrom = "from ";
   if (!code.starts_with("from multiprocessing.")) return {};
@@ -39,7 +40,7 @@ constexpr std::string_view multiprocessing_child_module(std::string_view code) {
 // What a Python process runs, from its executable's path and its arguments as /proc/self/cmdline
 // holds them (each followed by a NUL): its own code without a file (`code`: kString for -c, kStdin
 // for standard input), or what it runs instead (`target`: the script's path as given, or the
-// module's name after -m; for -c code, the module a multiprocessing child starts from, above). A
+// module's name after -m; for a multiprocessing child's -c code, its module, above). A
 // process that is not the python executable (its command line is not CPython's) runs neither:
 // kNone and no target.
 struct PythonMain {
@@ -87,7 +88,9 @@ constexpr PythonMain python_main(std::string_view executable, std::string_view c
         } else {
           take(&code);
         }
-        return {PythonMainCode::kString, multiprocessing_child_module(code)};
+        // A multiprocessing child's -c code is the library's, not the user's: it runs that module.
+        const std::string_view module = multiprocessing_child_module(code);
+        return {module.empty() ? PythonMainCode::kString : PythonMainCode::kNone, module};
       }
       if (argument[k] == 'm') {
         if (k + 1 < argument.size()) return {PythonMainCode::kNone, std::string_view(argument.data() + k + 1, argument.size() - k - 1)};
