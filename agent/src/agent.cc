@@ -861,8 +861,10 @@ void start_recording(ControlPage* control, int stream, bool stream_connected, bo
   add_own_image();
   exit_frame_init();
   // Registered first, so run last: after the program's own at_quick_exit handlers, as the
-  // destructor runs after its exit handlers.
-  at_quick_exit(finish_after_exit_handlers);
+  // destructor runs after its exit handlers. A forked copy inherited it from its source: its start
+  // runs inside an allocation, where the C library's lock of exit handlers may be held by a thread
+  // of the source's that is not in the copy.
+  if (!forked_copy) at_quick_exit(finish_after_exit_handlers);
   pthread_atfork(nullptr, nullptr, in_forked_child);
   // In .bss, page-aligned: past the file's last page, anonymous memory, as the advice needs. (A
   // kernel before 4.14 refuses it: only a raw clone's child then writes as the parent.)
@@ -938,12 +940,15 @@ __attribute__((constructor)) static void agent_start() {
   auto other = ControlPage::OtherKind::kExecd;
   const bool own_process = named_pid && pid == static_cast<std::uint64_t>(getpid());
   const char* name = getenv(kEnvRecordName);
+  // The control page of a process other than the one tleak started: through the descriptor it
+  // inherited, or tleak's own.
+  const auto find_control = [&] {
+    return find_control_page(has_control_fd ? static_cast<int>(control_fd) : -1, getenv(kEnvControlPath));
+  };
   // tleak run --record-fork: the command's process, or with --record NAME each process that runs
   // NAME, is a source of the copy recorded, and records nothing itself.
   if (getenv(kEnvRecordFork) != nullptr && named_pid && (name != nullptr ? runs_program(name, g_executable) : own_process)) {
-    control = name != nullptr ? find_control_page(has_control_fd ? static_cast<int>(control_fd) : -1, getenv(kEnvControlPath))
-              : has_control_fd ? map_control_page(static_cast<int>(control_fd))
-                               : nullptr;
+    control = name != nullptr ? find_control() : has_control_fd ? map_control_page(static_cast<int>(control_fd)) : nullptr;
     allocator_regions_stop();
     if (control == nullptr) return;
     g_fork_source.control = control;
@@ -952,11 +957,12 @@ __attribute__((constructor)) static void agent_start() {
       std::strcpy(g_fork_source.stream_name, listener);
     }
     pthread_atfork(nullptr, nullptr, forked_from_source);
+    at_quick_exit(finish_after_exit_handlers);  // for the copies (start_recording says why)
     return;
   }
   if (name != nullptr && named_pid) {
     // tleak run --record NAME: the process that runs NAME first, wherever the command started it.
-    control = find_control_page(has_control_fd ? static_cast<int>(control_fd) : -1, getenv(kEnvControlPath));
+    control = find_control();
     if (control != nullptr) {
       decision = claim_recording(control, name, stream, getenv(kEnvStreamName), g_executable);
       recorded = decision.claim == RecordClaim::kRecorded;
@@ -966,9 +972,7 @@ __attribute__((constructor)) static void agent_start() {
     recorded = own_process && has_stream;
     if (recorded && has_control_fd) control = map_control_page(static_cast<int>(control_fd));
     // A process the recorded one started (it inherited the agent): tleak is told it exists.
-    if (!recorded && named_pid && pid != static_cast<std::uint64_t>(getpid())) {
-      control = find_control_page(has_control_fd ? static_cast<int>(control_fd) : -1, getenv(kEnvControlPath));
-    }
+    if (!recorded && named_pid && !own_process) control = find_control();
   }
   if (!recorded) {
     allocator_regions_stop();
