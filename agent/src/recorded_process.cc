@@ -49,6 +49,7 @@ const CommandLine& this_command_line() {
 // The script or module a Python process runs (python_main's target), unless the command line was
 // cut within it.
 std::string_view python_target(const char* executable) {
+  if (!is_python_executable(executable)) return {};  // (no command line read for any other program)
   const CommandLine& command = this_command_line();
   const PythonMain main = python_main(executable, command.words);
   const bool runs_to_the_cut =

@@ -49,10 +49,15 @@ struct PythonMain {
 };
 
 // (No substr: it may throw, and the agent, which runs this, must not call into the C++ library.)
-constexpr PythonMain python_main(std::string_view executable, std::string_view command_line) {
+// Whether `executable` (a path) is CPython's, whose command line python_main reads.
+constexpr bool is_python_executable(std::string_view executable) {
   const std::size_t slash = executable.rfind('/');
   const std::size_t name = slash == std::string_view::npos ? 0 : slash + 1;
-  if (!std::string_view(executable.data() + name, executable.size() - name).starts_with("python")) return {};
+  return std::string_view(executable.data() + name, executable.size() - name).starts_with("python");
+}
+
+constexpr PythonMain python_main(std::string_view executable, std::string_view command_line) {
+  if (!is_python_executable(executable)) return {};
   std::string_view rest = command_line;
   // The next argument, taken off `rest`; false when there is none.
   const auto take = [&rest](std::string_view* argument) {
