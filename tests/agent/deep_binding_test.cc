@@ -22,6 +22,12 @@ class DeepBound : public ProgramRun {
     return by_caller;
   }
 
+  // The report's one note, which begins with `start`.
+  void expect_one_note_starting(const std::string& start) const {
+    ASSERT_EQ(report_["notes"].size(), 1u) << report_["notes"];
+    EXPECT_EQ(report_["notes"][0].get<std::string>().rfind(start, 0), 0u) << report_["notes"][0];
+  }
+
   // The run of `host` loading the plugin named `library` with `binding`: every block seen, the
   // lost one the only leak, as memcheck says.
   void expect_every_block_seen(const std::string& host, const std::string& binding, const std::string& library,
@@ -31,11 +37,8 @@ class DeepBound : public ProgramRun {
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(r.out, "done\n");
     // The note on what the library's constructors allocated unseen, and how the scan read it.
-    ASSERT_EQ(report_["notes"].size(), 1u) << report_["notes"];
-    EXPECT_EQ(report_["notes"][0].get<std::string>().rfind(
-                  "the program loaded 1 library with RTLD_DEEPBIND, whose calls tleak's agent bound to its own once loaded", 0),
-              0u)
-        << report_["notes"][0];
+    expect_one_note_starting(
+        "the program loaded 1 library with RTLD_DEEPBIND, whose calls tleak's agent bound to its own once loaded");
     EXPECT_EQ(report_["totals"]["leaked_bytes"], 1234);
     EXPECT_EQ(report_["totals"]["leaked_blocks"], 1);
     // The program's blocks the library freed: all freed (before, each read as still allocated).
@@ -98,11 +101,8 @@ TEST_F(DeepBound, ALibraryFoundThroughTheCallersRunpathIsLoadedAsWithoutTleak) {
   const auto r = tleak_run({}, {program("deep_bound_runpath"), "now", "libdeep_bound_plugin.so"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "done\n");
-  ASSERT_EQ(report_["notes"].size(), 1u) << report_["notes"];
-  EXPECT_EQ(report_["notes"][0].get<std::string>().rfind(
-                "1 dlopen call with RTLD_DEEPBIND named a library the loader looks for from the calling object's place", 0),
-            0u)
-      << report_["notes"][0];
+  expect_one_note_starting(
+      "1 dlopen call with RTLD_DEEPBIND named a library the loader looks for from the calling object's place");
   EXPECT_NE(r.err.find("note: 1 dlopen call with RTLD_DEEPBIND"), std::string::npos) << r.err;
 
   const auto plain = tleak_run({}, {program("deep_bound_runpath"), "plain", "libdeep_bound_plugin.so"});
