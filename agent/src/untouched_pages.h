@@ -9,8 +9,8 @@
 // And which anonymous pages the process shares with another (a forked copy and its parent, until
 // either writes): process_vm_readv pins what it reads, and the kernel gives a process its own
 // copy of a shared anonymous page before pinning it, so the scan's reads of a forked copy copied
-// every page it inherited (1 GiB inherited: 1 GiB more memory and 1.9 s; read through
-// /proc/self/mem, which does not pin, it stays shared, 0.45 s).
+// every page it inherited; read through /proc/self/mem, which does not pin, it stays shared
+// (tests/programs/forked_copy_shares.c; bench/programs/fork_big_heap.py for the time it took).
 #pragma once
 
 #include <fcntl.h>
