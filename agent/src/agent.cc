@@ -22,6 +22,7 @@
 #include "code_range.h"
 #include "control_page.h"
 #include "ended_stacks.h"
+#include "ending_signal.h"
 #include "exit_frame.h"
 #include "fast_unwind.h"
 #include "late_blocks.h"
@@ -1031,7 +1032,15 @@ void finish_after_exit_handlers() {
 
 __attribute__((destructor)) static void agent_finish() { finish_after_exit_handlers(); }
 
-void before_exit_call() {
+namespace {
+
+// The scan for a process about to end inside the call the agent interposed (_exit, or a signal
+// that ends it): read from the program's frame that made the call, with its registers. Signals are
+// held off meanwhile: one meant to end the process (multiprocessing's terminate() of a worker that
+// is already leaving) finds it gone, not halfway through the scan. `then_unblock`: the mask is the
+// program's again afterwards (for the signal it sends itself, which the call then delivers);
+// otherwise it stays blocked, and the C library's _exit follows.
+void scan_before_leaving(bool then_unblock) {
   // The same tests as agent_finish's; a thread inside the agent here is in a signal handler.
   if (g_status.load(std::memory_order_acquire) != kOn || !channel_opened_here() || t_inside) return;
   const int saved_errno = errno;
@@ -1039,16 +1048,22 @@ void before_exit_call() {
   std::uint64_t registers[kExitRegisters] = {};
   std::uintptr_t stack_from = 0;
   if (exit_call_frame(g_agent_code, &stack_from, registers)) {
-    // The program is inside _exit, which no handler of its may interrupt: a signal meant to end it
-    // meanwhile (multiprocessing's terminate() of a worker that is already leaving) finds it gone,
-    // not halfway through the scan. Never unblocked: the C library's _exit follows.
-    sigset_t every;
+    sigset_t every, program_mask;
     sigfillset(&every);
-    real_sigprocmask(SIG_BLOCK, &every, nullptr);
+    real_sigprocmask(SIG_BLOCK, &every, &program_mask);
     finish_recording(stack_from, registers);
     report_unwind_check();
+    if (then_unblock) real_sigprocmask(SIG_SETMASK, &program_mask, nullptr);
   }
   errno = saved_errno;
+}
+
+}  // namespace
+
+void before_exit_call() { scan_before_leaving(false); }
+
+void before_ending_signal(int signal) {
+  if (g_status.load(std::memory_order_acquire) == kOn && signal_ends_process(signal)) scan_before_leaving(true);
 }
 
 }  // namespace tleak::agent

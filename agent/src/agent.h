@@ -146,6 +146,11 @@ void finish_after_exit_handlers();
 // unless the call comes from a signal handler (exit_frame.h, exit_call_frame).
 void before_exit_call();
 
+// The program sends itself a signal that ends it in the call (ending_signal.h): CPython after an
+// unhandled KeyboardInterrupt, once the interpreter is finalized. Judged as at _exit, with the same
+// exception for signal handlers; the call then goes on and the signal ends the process.
+void before_ending_signal(int signal);
+
 // The channel to the parent is gone (channel.h): recording stops.
 void agent_channel_lost();
 

@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <atomic>
 
@@ -14,6 +15,7 @@
 #include "channel.h"
 #include "deep_binding.h"
 #include "descriptors.h"
+#include "ending_signal.h"
 #include "exit_frame.h"
 #include "modules.h"
 #include "next_symbol.h"
@@ -318,6 +320,18 @@ extern "C" __attribute__((visibility("default"), noinline, noreturn)) void _exit
 extern "C" __attribute__((visibility("default"), noinline, noreturn)) void _Exit(int status) noexcept {
   agent::before_exit_call();
   agent::real::exit_call(status);
+}
+
+// A signal the program sends itself (ending_signal.h): when it ends the process in the call, the
+// exit scan runs first.
+TLEAK_EXPORT int kill(pid_t pid, int signal) noexcept {
+  if (pid > 0 && pid == getpid()) agent::before_ending_signal(signal);
+  return real::kill(pid, signal);
+}
+
+TLEAK_EXPORT int raise(int signal) noexcept {
+  agent::before_ending_signal(signal);
+  return real::raise(signal);
 }
 
 // The marks API (tleak/marks.h calls these through weak references).

@@ -54,6 +54,47 @@ TEST_F(ProgramRun, AProgramThatLeavesByExitCallIsJudged) {
   expect_memcheck_loses({program("exit_call"), "quick_exit"}, 168);
 }
 
+// A program that ends itself with a signal once it has cleaned up (CPython after Ctrl-C; C programs
+// that re-raise a signal they caught): the agent's kill and raise scan first when the signal ends the
+// process in the call: its action the default one, which ends a process, and not blocked. A
+// handled or blocked signal lets the program go on, and the scan waits for its exit (the block it
+// loses after the signal counts; a scan at the signal would not have seen it). From a signal
+// handler, which may have interrupted malloc, no scan, as at _exit: every block left is unjudged.
+TEST_F(ProgramRun, AProgramThatEndsItselfWithASignalIsJudged) {
+  for (const std::string how : {"kill", "raise", "handled", "blocked"}) {
+    const bool goes_on = how == "handled" || how == "blocked";
+    const auto r = tleak_run({}, {program("signal_exit"), how});
+    EXPECT_EQ(r.exit_code, goes_on ? 0 : 3) << how << r.err;
+    const Json& run = report_["run"]["program"];
+    EXPECT_EQ(run["exit_signal"], goes_on ? Json() : Json(how == "raise" ? SIGINT : SIGTERM)) << how;
+    EXPECT_TRUE(run["exit_scan"]) << how;
+    EXPECT_EQ(report_["totals"]["unjudged_at_exit_bytes"], 0) << how;
+    EXPECT_EQ(site_at(at("signal_exit.c", "LOST"))["leaked_bytes"], 123) << how;
+    EXPECT_EQ(site_at(at("signal_exit.c", "CHILD"))["leaked_bytes"], 45) << how;
+    if (goes_on) {
+      // main returned: its frame, which held ON_STACK, is gone.
+      EXPECT_EQ(report_["totals"]["leaked_bytes"], 2245) << how;
+      EXPECT_EQ(site_at(at("signal_exit.c", "AFTER"))["leaked_bytes"], 77) << how;
+      EXPECT_EQ(site_at(at("signal_exit.c", "KEPT"))["frees"], 1) << how;
+    } else {
+      EXPECT_EQ(report_["totals"]["leaked_bytes"], 168) << how;
+      EXPECT_EQ(site_at(at("signal_exit.c", "KEPT"))["reachable_at_exit_bytes"], 1000) << how;
+      EXPECT_EQ(site_at(at("signal_exit.c", "ON_STACK"))["reachable_at_exit_bytes"], 2000) << how;
+    }
+  }
+  expect_memcheck_loses({program("signal_exit"), "kill"}, 168, 128 + SIGTERM);
+  expect_memcheck_loses({program("signal_exit"), "raise"}, 168, 128 + SIGINT);
+  expect_memcheck_loses({program("signal_exit"), "handled"}, 2245);
+  expect_memcheck_loses({program("signal_exit"), "blocked"}, 2245);
+
+  const auto r = tleak_run({}, {program("signal_exit"), "in_handler"});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_EQ(report_["run"]["program"]["exit_signal"], SIGTERM);
+  EXPECT_FALSE(report_["run"]["program"]["exit_scan"]);
+  EXPECT_EQ(report_["totals"]["leaked_bytes"], 0);
+  EXPECT_EQ(report_["totals"]["unjudged_at_exit_bytes"], 3168);
+}
+
 // A thread blocked in a system call as the program exits may hold the only pointer to a block in
 // a register (tests/programs/register_held.c): memcheck reads every thread's registers, and tleak,
 // the program's parent, reads them through ptrace. The program sees nothing of it: its threads'

@@ -197,14 +197,14 @@ inline std::int64_t memcheck_blocks(const std::string& log, const std::string& w
   return memcheck_number(log, std::regex(what + ": [0-9,]+ bytes in ([0-9,]+) blocks"));
 }
 
-// Runs `command` (a test program and its arguments) under memcheck, which must let it exit 0, and
-// expects memcheck's definitely + indirectly lost bytes to be `lost`: the figure tleak's leaked
-// bytes are held to.
-inline void expect_memcheck_loses(const std::vector<std::string>& command, std::int64_t lost) {
+// Runs `command` (a test program and its arguments) under memcheck, which must let it end with
+// `exit_code` (128 + N: killed by signal N), and expects memcheck's definitely + indirectly lost
+// bytes to be `lost`: the figure tleak's leaked bytes are held to.
+inline void expect_memcheck_loses(const std::vector<std::string>& command, std::int64_t lost, int exit_code = 0) {
   std::vector<std::string> args = {"--leak-check=full"};
   args.insert(args.end(), command.begin(), command.end());
   const auto m = tleak::testing::run_process(VALGRIND_PROGRAM, args);
-  ASSERT_EQ(m.exit_code, 0) << m.err;
+  ASSERT_EQ(m.exit_code, exit_code) << m.err;
   EXPECT_EQ(memcheck_figure(m.err, "definitely lost") + memcheck_figure(m.err, "indirectly lost"), lost) << m.err;
 }
 

@@ -602,5 +602,31 @@ TEST_F(ProgramRun, ANativeBufferDroppedThroughCtypesIsATrueLeak) {
   EXPECT_NE(report_["summary"]["verdict"], "leak");
 }
 
+// Interrupted as by Ctrl-C: Python's handler turns SIGINT into KeyboardInterrupt, the interpreter
+// finalizes and then ends itself with SIGINT (so that its parent sees it killed by it). The agent
+// scans as that signal is sent: the dropped buffers are leaks, and a program that freed them has
+// none, though it never reached exit().
+TEST_F(ProgramRun, AProgramInterruptedByCtrlCIsJudged) {
+  const std::string script = std::string(TLEAK_SOURCE_DIR) + "/tests/programs/torch/ctypes_buffer.py";
+  for (const std::string mode : {"leaky", "fixed"}) {
+    const auto r = tleak_run({}, {TLEAK_PYTHON, script, mode, "interrupted"});
+    EXPECT_EQ(r.exit_code, 3) << r.err;
+    EXPECT_NE(r.err.find("KeyboardInterrupt"), std::string::npos) << r.err;
+    EXPECT_EQ(report_["run"]["program"]["exit_signal"], SIGINT) << mode;
+    EXPECT_TRUE(report_["run"]["program"]["exit_scan"]) << mode;
+    EXPECT_EQ(report_["totals"]["unjudged_at_exit_bytes"], 0) << mode;
+    if (mode == "fixed") {
+      EXPECT_EQ(report_["totals"]["leaked_bytes"], 0);
+      continue;
+    }
+    EXPECT_EQ(report_["summary"]["verdict"], "leak");
+    EXPECT_EQ(report_["sites"][0]["label"],
+              "ctypes_buffer.py:" + std::to_string(line_of("torch/ctypes_buffer.py", "BUFFER")) + " in <module>");
+    // The slack of the test above.
+    EXPECT_GE(report_["sites"][0]["leaked_bytes"].get<std::int64_t>(), 48 * 4096);
+    EXPECT_EQ(report_["totals"]["leaked_bytes"], report_["sites"][0]["leaked_bytes"]);
+  }
+}
+
 }  // namespace
 }  // namespace tleak::program_tests

@@ -1,7 +1,8 @@
 /* Ends without sending its last records: its agent's buffers are not flushed, and what they held is
  * read from the message slots it shared with tleak. Two threads keep 400 blocks of 100 B each and
  * wait; the main thread keeps 200 (HELD); then the process ends as argv[1] says: "kill" (SIGKILL to
- * itself) or "exit_group" (the system call itself, past the C library's _exit and the agent's exit
+ * itself by the system call, as a kill from outside: the C library's kill, which the agent
+ * interposes, would have it scanned first) or "exit_group" (the system call itself, past the C library's _exit and the agent's exit
  * scan before it). Nothing is freed: 1,000 blocks, 100,000 B held at the end, none of them judged
  * (no exit scan). */
 #include <pthread.h>
@@ -38,7 +39,7 @@ int main(int argc, char** argv) {
   while (holding < 2) pthread_cond_wait(&changed, &lock);
   pthread_mutex_unlock(&lock);
   hold(200);
-  if (strcmp(argv[1], "kill") == 0) kill(getpid(), SIGKILL);
+  if (strcmp(argv[1], "kill") == 0) syscall(SYS_kill, getpid(), SIGKILL);
   syscall(SYS_exit_group, 0);
   return 0;
 }

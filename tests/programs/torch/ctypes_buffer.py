@@ -2,8 +2,12 @@
 unreachable at exit) or freed (fixed). as-data: dropped too, but its address is kept as data, in
 the instructions of a code object, in bytes and in a str, none of them a reference to it: objects
 that stay alive past the interpreter's teardown, held by a table outside the heap (as a C
-extension's static table would hold them)."""
+extension's static table would hold them). A second argument "interrupted": after the loop the
+program is interrupted as by Ctrl-C (SIGINT, which Python's handler turns into KeyboardInterrupt; the
+interpreter then finalizes and ends itself with SIGINT)."""
 import ctypes
+import os
+import signal
 import struct
 import sys
 
@@ -47,3 +51,7 @@ for step in tleak.iterations(range(50)):
         keep_past_teardown(address.decode("latin-1"))
     buffer = None
 print("ctypes", mode, "done")
+if sys.argv[2:] == ["interrupted"]:
+    os.kill(os.getpid(), signal.SIGINT)
+    while True:
+        pass

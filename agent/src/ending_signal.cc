@@ -1,0 +1,69 @@
+#include "ending_signal.h"
+
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+
+#include "next_symbol.h"
+
+namespace tleak::agent {
+namespace {
+
+using KillFunction = int (*)(pid_t, int);
+using RaiseFunction = int (*)(int);
+std::atomic<KillFunction> g_next_kill{nullptr};
+std::atomic<RaiseFunction> g_next_raise{nullptr};
+
+// Resolved before the program's code runs: a signal handler's kill must not be the one to call the
+// loader.
+__attribute__((constructor)) void find_next_signal_calls() {
+  next_symbol(g_next_kill, "kill");
+  next_symbol(g_next_raise, "raise");
+}
+
+// Signals whose default action is not to end the process (signal(7)).
+bool default_action_terminates(int signal) {
+  switch (signal) {
+    case SIGCHLD:
+    case SIGURG:
+    case SIGWINCH:
+    case SIGCONT:
+    case SIGSTOP:
+    case SIGTSTP:
+    case SIGTTIN:
+    case SIGTTOU:
+      return false;
+    default:
+      return true;
+  }
+}
+
+}  // namespace
+
+bool signal_ends_process(int signal) {
+  if (signal <= 0 || signal >= NSIG || !default_action_terminates(signal)) return false;
+  if (signal == SIGKILL) return true;
+  struct sigaction action;
+  if (sigaction(signal, nullptr, &action) != 0) return false;
+  if ((action.sa_flags & SA_SIGINFO) != 0 || action.sa_handler != SIG_DFL) return false;
+  sigset_t blocked;
+  if (pthread_sigmask(SIG_BLOCK, nullptr, &blocked) != 0) return false;
+  return sigismember(&blocked, signal) == 0;
+}
+
+namespace real {
+
+int kill(pid_t pid, int signal) {
+  if (const KillFunction next = next_symbol(g_next_kill, "kill")) return next(pid, signal);
+  return static_cast<int>(::syscall(SYS_kill, pid, signal));
+}
+
+int raise(int signal) {
+  if (const RaiseFunction next = next_symbol(g_next_raise, "raise")) return next(signal);
+  return static_cast<int>(::syscall(SYS_tgkill, getpid(), gettid(), signal));
+}
+
+}  // namespace real
+}  // namespace tleak::agent
