@@ -279,6 +279,7 @@ void send_hello(const char* path) {
   hello->python_main = python_process_main_code();
   hello->python_target_bytes = target_bytes;
   hello->shadowed = shadowed_functions();
+  hello->flags = python_enabled() && python_small_objects_unseen() ? kHelloPythonSmallObjectsUnseen : 0;
   auto* tail = reinterpret_cast<unsigned char*>(hello + 1);
   if (target_bytes > 0) std::memcpy(tail, target.data(), target_bytes - 1);  // its NUL: the memset's
   std::memcpy(tail + target_bytes, path, path_bytes);

@@ -202,6 +202,7 @@ void copy_text(std::uintptr_t object, char* out, std::uint32_t out_bytes) {
 
 PythonMainCode g_main_code = PythonMainCode::kNone;
 std::string_view g_main_target;
+bool g_small_objects_unseen = false;
 
 }  // namespace
 
@@ -233,6 +234,8 @@ bool python_init() {
       ++g_call_dispatch_count;
     }
   }
+  const char* allocator = getenv("PYTHONMALLOC");
+  g_small_objects_unseen = allocator == nullptr || (std::strcmp(allocator, "malloc") != 0 && std::strcmp(allocator, "malloc_debug") != 0);
   g_runtime = reinterpret_cast<std::uintptr_t>(runtime);
   g_code_type = reinterpret_cast<std::uintptr_t>(code_type);
   g_bytes_type = reinterpret_cast<std::uintptr_t>(bytes_type);
@@ -270,6 +273,8 @@ PythonMainCode python_process_main_code() { return g_main_code; }
 std::string_view python_process_main_target() { return g_main_target; }
 
 bool python_enabled() { return g_layout != nullptr; }
+
+bool python_small_objects_unseen() { return g_small_objects_unseen; }
 
 bool python_finalizing() {
   return g_layout != nullptr && read_at<std::uintptr_t>(g_runtime, g_layout->runtime_finalizing) != 0;

@@ -93,6 +93,10 @@ TEST_F(ProgramRun, AStaleObjectHeaderHidesNoPointers) {
 // to malloc are bound to the agent's once loaded, so the arrays kept per step are growth at their
 // line (before, unseen: no growth), and the blocks their constructors allocated unseen hold no
 // block that then reads as leaked (before the exit scan read the heap: 20 B in 3 of libgfortran's).
+// The note of every Python program whose small objects come from pymalloc.
+constexpr const char* kSmallObjectsNote =
+    "Python objects of 512 B or less come from pymalloc, the interpreter's own allocator, which tleak does not see";
+
 TEST_F(ProgramRun, NumpyImportedDeepBoundIsSeen) {
   const std::string script = std::string(TLEAK_SOURCE_DIR) + "/tests/programs/deep_bound_import.py";
   const auto r = tleak_run({}, {TLEAK_PYTHON, script, "numpy", "deep"});
@@ -101,10 +105,47 @@ TEST_F(ProgramRun, NumpyImportedDeepBoundIsSeen) {
   EXPECT_EQ(report_["summary"]["sentence"], "growth: +64.0 KiB per iteration at deep_bound_import.py:" +
                                                 std::to_string(line_of("deep_bound_import.py", "KEEP")) + " in <module>");
   EXPECT_EQ(report_["totals"]["leaked_bytes"], 0);
-  ASSERT_EQ(report_["notes"].size(), 1u) << report_["notes"];
+  ASSERT_EQ(report_["notes"].size(), 2u) << report_["notes"];
   EXPECT_NE(report_["notes"][0].get<std::string>().find("with RTLD_DEEPBIND, whose calls tleak's agent bound to its own"),
             std::string::npos)
       << report_["notes"][0];
+  EXPECT_EQ(report_["notes"][1].get<std::string>().rfind(kSmallObjectsNote, 0), 0u) << report_["notes"][1];
+}
+
+// Small objects kept per step (tests/programs/small_objects_kept.py: 50 dict entries, a 2-tuple key
+// and a 3-tuple value each) come from pymalloc, which never calls malloc: only the dict's table
+// grows where tleak sees it, and a note says what is unseen and how to see it. Under
+// PYTHONMALLOC=malloc each tuple is counted, to the byte (a 3-tuple is 64 B with its GC header, a
+// 2-tuple 56 B), and the note is not given.
+TEST_F(ProgramRun, SmallPythonObjectsAreSeenUnderMallocAndTheirAbsenceIsNoted) {
+  const std::string script = std::string(TLEAK_SOURCE_DIR) + "/tests/programs/small_objects_kept.py";
+  const int keep = line_of("small_objects_kept.py", "KEEP");
+  // The growing sites of the KEEP line that come through PyTuple_New, by their Python frame's column.
+  const auto tuple_growth = [&] {
+    std::map<int, double> by_column;
+    for (const Json& site : report_["sites"]) {
+      if (site["verdict"] != "growth") continue;
+      bool tuple = false;
+      for (const Json& frame : site["frames"]) {
+        tuple = tuple || frame["function"] == "PyTuple_New";
+        if (tuple && frame["kind"] == "python" && frame["line"] == keep) {
+          by_column[frame["column"].get<int>()] = site["growth"]["slope_bytes_per_iteration"].get<double>();
+          break;
+        }
+      }
+    }
+    return by_column;
+  };
+  ASSERT_EQ(tleak_run({}, {TLEAK_PYTHON, script}).exit_code, 0);
+  EXPECT_EQ(report_["summary"]["growth_sites"], 1) << report_["summary"]["sentence"];
+  EXPECT_EQ(site_at("small_objects_kept.py:" + std::to_string(keep) + " in <module>")["verdict"], "growth");
+  EXPECT_TRUE(tuple_growth().empty());
+  ASSERT_EQ(report_["notes"].size(), 1u) << report_["notes"];
+  EXPECT_EQ(report_["notes"][0].get<std::string>().rfind(kSmallObjectsNote, 0), 0u) << report_["notes"][0];
+
+  ASSERT_EQ(tleak_run({}, {"/usr/bin/env", "PYTHONMALLOC=malloc", TLEAK_PYTHON, script}).exit_code, 0);
+  EXPECT_EQ(tuple_growth(), (std::map<int, double>{{15, 50 * 56.0}, {36, 50 * 64.0}}));
+  EXPECT_EQ(report_["notes"], Json::array());
 }
 
 TEST_F(ProgramRun, NumpyLoopKeepingArraysIsGrowthAndTheFixedOneBounded) {

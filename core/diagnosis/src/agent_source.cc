@@ -207,6 +207,8 @@ void AgentSource::record(const unsigned char* at, std::uint32_t size) {
       python_main_code_ = hello.python_main;
       if (hello.shadowed >> agent::kInterposedFunctionCount != 0) throw StreamError("hello naming unknown functions");
       shadowed_functions_ = hello.shadowed;
+      if ((hello.flags & ~agent::kHelloKnownFlags) != 0) throw StreamError("hello with unknown flags");
+      python_small_objects_unseen_ = (hello.flags & agent::kHelloPythonSmallObjectsUnseen) != 0;
       if (hello.sample_ns > 0) sample_ns_ = hello.sample_ns;
       return;
     }

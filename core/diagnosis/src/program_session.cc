@@ -1012,6 +1012,13 @@ Report run_program(const ProgramOptions& o) {
                            " were not read as the program exited (" + why_unread +
                            "): a block only such a register pointed to counts as leaked");
   }
+  // Last: what no Python program's report under pymalloc can tell, whatever else it says.
+  if (source.python_seen() && source.python_small_objects_unseen()) {
+    report.notes.push_back("Python objects of 512 B or less come from pymalloc, the interpreter's own allocator, which "
+                           "tleak does not see: growth made of small objects (dict entries, tuples, short strs kept "
+                           "per step) shows only in part; PYTHONMALLOC=malloc in the program's environment has every "
+                           "object counted, at a higher cost");
+  }
   if (o.last_in_process) {
     leave_for_exit(finished);
     leave_for_exit(source_owner);

@@ -152,10 +152,15 @@ struct HelloRecord {
   std::uint32_t python_target_bytes;
   // Bit i: the executable defines kInterposedFunctions[i] itself, and calls to it pass the agent by.
   std::uint32_t shadowed;
-  std::uint32_t reserved;
+  std::uint32_t flags;  // kHello* bits
   // followed by the Python target (python_target_bytes), then the executable's path,
   // NUL-terminated, padded to 8
 };
+
+// HelloRecord::flags: a CPython process whose small objects come from pymalloc, which the agent does
+// not see (python_frames.h, python_small_objects_unseen).
+inline constexpr std::uint32_t kHelloPythonSmallObjectsUnseen = 1;
+inline constexpr std::uint32_t kHelloKnownFlags = kHelloPythonSmallObjectsUnseen;
 
 struct ModuleRecord {
   RecordHeader header;

@@ -58,6 +58,8 @@ class AgentSource {
   const std::string& python_target() const { return python_target_; }
   // Whether the image ran Python code (the agent described Python frames).
   bool python_seen() const { return !python_frames_.empty(); }
+  // Whether that image's interpreter served small objects from pymalloc, unseen by the agent.
+  bool python_small_objects_unseen() const { return python_small_objects_unseen_; }
   double sample_seconds() const { return static_cast<double>(sample_ns_) / 1e9; }
   // "iterations" once the program marked, "time" before.
   const char* clock_name() const { return user_marks_ ? "iterations" : "time"; }
@@ -183,6 +185,7 @@ class AgentSource {
   std::string executable_;
   agent::PythonMainCode python_main_code_ = agent::PythonMainCode::kNone;
   std::uint32_t shadowed_functions_ = 0;
+  bool python_small_objects_unseen_ = false;
   std::string python_target_;
   std::uint64_t sample_ns_ = 100'000'000;
   bool user_marks_ = false;
