@@ -278,10 +278,11 @@ struct Symbolizer::Dwarf {
     return true;
   }
 
-  // Where the inlined call `call` was made: its file and line in the code it was inlined into.
-  static bool call_site(Dwarf_Die* unit, Dwarf_Die* call, std::string& file, int& line) {
+  // Where the inlined call `call` was made: its file, line and column (0 where the compiler gave
+  // none) in the code it was inlined into.
+  static bool call_site(Dwarf_Die* unit, Dwarf_Die* call, std::string& file, int& line, int& column) {
     Dwarf_Attribute attribute;
-    Dwarf_Word call_line = 0, call_file = 0;
+    Dwarf_Word call_line = 0, call_file = 0, call_column = 0;
     Dwarf_Files* files = nullptr;
     std::size_t file_count = 0;
     if (dwarf_formudata(dwarf_attr(call, DW_AT_call_line, &attribute), &call_line) != 0 ||
@@ -293,6 +294,10 @@ struct Symbolizer::Dwarf {
     if (name == nullptr) return false;
     file = name;
     line = static_cast<int>(call_line);
+    if (dwarf_formudata(dwarf_attr(call, DW_AT_call_column, &attribute), &call_column) != 0 || call_column > kMaxNativeColumn) {
+      call_column = 0;
+    }
+    column = static_cast<int>(call_column);
     return true;
   }
 
@@ -401,22 +406,27 @@ struct Symbolizer::Dwarf {
     if (Dwarf_Die function; function_holding(&unit, address, &function)) inlined_calls(&function, address, calls);
     // The innermost code's line, from the line table.
     std::string file;
-    int line = 0;
+    int line = 0, column = 0;
     Dwarf_Line* found = dwarf_getsrc_die(&unit, address);
     const char* name = found == nullptr ? nullptr : dwarf_linesrc(found, nullptr, nullptr);
-    if (name != nullptr && dwarf_lineno(found, &line) == 0) file = name;
+    if (name != nullptr && dwarf_lineno(found, &line) == 0) {
+      file = name;
+      if (dwarf_linecol(found, &column) != 0 || column < 0 || column > kMaxNativeColumn) column = 0;
+    }
     for (std::size_t i = calls.size(); i-- > 0;) {
       Frame callee = frame;
       callee.kind = FrameKind::kInlined;
       callee.function = inlined_function(&calls[i]);
       callee.file = file;
       callee.line = line;
+      callee.column = column;
       inlined.push_back(std::move(callee));
       // Without its call site, the caller keeps the callee's line: near, rather than none.
-      (void)call_site(&unit, &calls[i], file, line);
+      if (!call_site(&unit, &calls[i], file, line, column)) column = 0;
     }
     frame.file = file;
     frame.line = line;
+    frame.column = column;
   }
 
   ~Dwarf() {

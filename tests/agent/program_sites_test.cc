@@ -375,6 +375,71 @@ TEST_F(ProgramRun, TwoAllocationsOfOneLineInTheCxxLibrarySayWhichIsWhich) {
   EXPECT_NEAR(slope_by_via["           via _Rb_tree::_M_get_node  stl_tree.h:561  (inlined)"], 64.0, 1.0) << r.err;
 }
 
+// Two equal calls on one line of C++ (tests/programs/calls_on_one_line.cc) make two growing sites
+// whose stacks differ only in where on the line each call is: the column each native frame's debug
+// info gives. The text quotes each call with its column; `tleak diff` keeps them apart and labels
+// each with its column; a report without native columns (an older tleak's) matches them as one
+// line, nothing new or gone.
+TEST_F(ProgramRun, TwoCallsOnOneLineOfCxxAreToldApartByTheirColumns) {
+  const auto r = tleak_run({}, {program("calls_on_one_line")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "kept 100 and 100\n");
+  const int keep = line_of("calls_on_one_line.cc", "KEEP");
+  std::string source_line;
+  {
+    std::ifstream in(std::string(TLEAK_SOURCE_DIR) + "/tests/programs/calls_on_one_line.cc");
+    for (int n = 0; n < keep; ++n) std::getline(in, source_line);
+  }
+  // Where each call is on the line: from its "std::make_unique" to its ")".
+  const std::size_t first_call = source_line.find("std::make_unique"), second_call = source_line.rfind("std::make_unique");
+  ASSERT_NE(first_call, second_call);
+  const std::string label = "main (" + at("calls_on_one_line.cc", "KEEP");
+  std::vector<int> columns;
+  for (const Json& site : report_["sites"]) {
+    if (site["label"] != label) continue;
+    EXPECT_EQ(site["verdict"], "growth");
+    EXPECT_EQ(site["growth"]["slope_bytes_per_iteration"], 96.0);
+    for (const Json& f : site["frames"]) {
+      if (f["function"] == "main" && f["line"] == keep) columns.push_back(f.value("column", 0));
+    }
+  }
+  ASSERT_EQ(columns.size(), 2u) << report_["sites"].dump();
+  std::sort(columns.begin(), columns.end());
+  const std::size_t first_end = source_line.find(')', first_call), second_end = source_line.find(')', second_call);
+  EXPECT_GE(columns[0] - 1, static_cast<int>(first_call));
+  EXPECT_LE(columns[0] - 1, static_cast<int>(first_end));
+  EXPECT_GE(columns[1] - 1, static_cast<int>(second_call));
+  EXPECT_LE(columns[1] - 1, static_cast<int>(second_end));
+  for (const int column : columns) {
+    const std::string via = "           via std::make_unique<Node>()  calls_on_one_line.cc:" + std::to_string(keep) + ":" +
+                            std::to_string(column) + "\n";
+    EXPECT_NE(r.err.find(via), std::string::npos) << via << r.err;
+  }
+
+  const auto same = run_process(TLEAK_BINARY, {"diff", path("report.json"), path("report.json"), "--format", "json"});
+  ASSERT_EQ(same.exit_code, 0) << same.err;
+  const Json same_diff = Json::parse(same.out);
+  std::vector<std::string> labels;
+  for (const Json& s : same_diff["sites"]) {
+    if (s["label"].get<std::string>().starts_with("main (calls_on_one_line.cc:" + std::to_string(keep))) labels.push_back(s["label"]);
+  }
+  std::sort(labels.begin(), labels.end());
+  const std::string at_line = "main (calls_on_one_line.cc:" + std::to_string(keep) + ":";
+  EXPECT_EQ(labels, (std::vector<std::string>{at_line + std::to_string(columns[0]) + ")",
+                                              at_line + std::to_string(columns[1]) + ")"}));
+
+  Json older = report_;
+  for (Json& site : older["sites"]) {
+    for (Json& f : site["frames"]) f.erase("column");
+  }
+  std::ofstream(path("older.json")) << older.dump();
+  const auto d = run_process(TLEAK_BINARY, {"diff", path("older.json"), path("report.json"), "--format", "json"});
+  ASSERT_EQ(d.exit_code, 0) << d.err;
+  const Json diff = Json::parse(d.out);
+  EXPECT_EQ(diff["counts"]["new"], 0) << d.out;
+  EXPECT_EQ(diff["counts"]["gone"], 0) << d.out;
+}
+
 // C++ under jemalloc, whose operator new never reaches malloc: recorded at operator new, from
 // the function that called it (the agent's own operator new is no frame of the program's).
 TEST_F(ProgramRun, CppNewUnderAPreloadedMallocIsRecordedAtItsCaller) {

@@ -242,7 +242,7 @@ function detail(site) {
   $("detail-figures").replaceChildren(...figureNodes(figures));
   $("detail-stack").replaceChildren(...site.frames.map((f) => el("li", { class: `frame frame-${f.kind || "native"}` },
     el("span", { class: "fn", title: f.function || "" }, shortFunction(f.function) || "??"),
-    // A Python frame's column tells two calls on one line apart (their frames differ only there).
+    // A frame's column tells two calls on one line apart (their frames differ only there).
     el("span", { class: "loc" }, f.file ? ` ${f.file}:${f.line}${f.column ? `:${f.column}` : ""}` : ` ${f.module || ""}+0x${(f.offset || 0).toString(16)}`))));
   const samples = report.timeline.samples;
   if (detailPlot) detailPlot.destroy();

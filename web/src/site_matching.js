@@ -1,5 +1,5 @@
 // Which sites of two reports are one site, as `tleak diff` decides (core/diagnosis/src/diff.cc):
-// by every frame's function, module, file name, line and columns (a Python frame's); then, for the
+// by every frame's function, module, file name, line and columns (where given); then, for the
 // sites left unmatched, by a looser key when a site is the only one of its kind left on each side.
 
 // Function, module, file name and line of every frame.

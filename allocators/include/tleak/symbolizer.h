@@ -34,11 +34,16 @@ struct Frame {
   int line = 0;
   FrameKind kind = FrameKind::kNative;
   // A Python frame's expression on its line, in bytes counted from 1, the end one past its last
-  // byte (SARIF's convention); 0: not known (every native frame). Two calls on one line are two
-  // frames of one line, told apart only here.
+  // byte (SARIF's convention); 0: not known. Two calls on one line are two frames of one line, told
+  // apart only here. A native or inlined frame has the column its debug info gives for the call
+  // (the line table's, or an inlined call's DW_AT_call_column), and no end.
   int column = 0;
   int end_column = 0;
 };
+
+// The largest column the symbolizer gives a native frame (a report's range: report_json.h); debug
+// info claiming more is taken as none.
+inline constexpr int kMaxNativeColumn = 1 << 20;
 
 // A loaded object of a process as recorded while it ran, so that its addresses can be resolved
 // after it is gone.

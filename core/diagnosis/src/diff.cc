@@ -152,9 +152,9 @@ std::vector<Regression> Diff::regressions() const {
 
 namespace {
 
-// A Python site's label with the column of the frame it names ("serve.py:9 in forward" ->
-// "serve.py:9:35 in forward"), read from the site's key; the label as it was when that frame has no
-// column there.
+// A site's label with the column of the frame it names ("serve.py:9 in forward" -> "serve.py:9:35
+// in forward", "main (calls.cc:22)" -> "main (calls.cc:22:41)"), read from the site's key; the label
+// as it was when that frame has no column there.
 std::string label_with_column(std::string_view key, const std::string& label) {
   for (std::size_t begin = 0; begin < key.size();) {
     std::size_t end = key.find('\n', begin);
@@ -170,18 +170,20 @@ std::string label_with_column(std::string_view key, const std::string& label) {
       continue;
     }
     const std::string_view file_line = place.substr(0, column_at);
+    const std::string_view column = place.substr(column_at + 1, place.find('-', column_at) - column_at - 1);
+    // A native site's label, "function (file:line)": the column goes inside.
+    const std::string native_tail = "(" + std::string(file_line) + ")";
+    if (label.ends_with(native_tail)) return label.substr(0, label.size() - 1) + ":" + std::string(column) + ")";
     const std::string tail = " in " + std::string(function);
     if (!label.ends_with(tail)) continue;
     const std::string_view shown = std::string_view(label).substr(0, label.size() - tail.size());
     if (!shown.ends_with(file_line)) continue;
-    const std::string_view column = place.substr(column_at + 1, place.find('-', column_at) - column_at - 1);
     return std::string(shown) + ":" + std::string(column) + tail;
   }
   return label;
 }
 
-// Deltas whose labels read alike (two calls on one Python line: their frames part only in the
-// columns) are labelled with the column of the call each is, where that tells them apart.
+// Deltas whose labels read alike (two calls on one line: their frames part only in the columns) are labelled with the column of the call each is, where that tells them apart.
 void label_calls_apart(std::vector<SiteDelta>& sites, const std::unordered_map<std::string_view, std::size_t>& index) {
   std::vector<std::string_view> key_of(sites.size());
   for (const auto& [key, position] : index) key_of[position] = key;

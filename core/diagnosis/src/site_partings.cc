@@ -35,9 +35,10 @@ bool shown_alike(const SiteReport& a, const SiteReport& b, PythonUsersCode mine)
   return true;
 }
 
-// Where two sites that read alike part on a line they share: a Python frame at the same place in
-// both, same function and line, at another column (`self.l2(torch.relu(self.l1(x)))`: each layer's
-// allocations come from a call on the one line). Null if none does.
+// Where two sites that read alike part on a line they share: a frame at the same place in both, same
+// function and line, at another column (`self.l2(torch.relu(self.l1(x)))`: each layer's allocations
+// come from a call on the one line; in C++, `auto a = std::make_shared<Node>(), b = ...`). Null if
+// none does.
 const Frame* where_columns_part(const SiteReport& s, const SiteReport& other,
                                 PythonUsersCode mine) {
   const std::size_t fs = first_shown_frame(s, mine), fo = first_shown_frame(other, mine);
@@ -45,8 +46,7 @@ const Frame* where_columns_part(const SiteReport& s, const SiteReport& other,
     const Frame& a = s.frames[fs + k];
     const Frame& b = other.frames[fo + k];
     if (!shown_alike(a, b)) return nullptr;
-    if (a.kind == FrameKind::kPython && a.column > 0 && b.column > 0 &&
-        (a.column != b.column || a.end_column != b.end_column)) {
+    if (a.column > 0 && b.column > 0 && (a.column != b.column || a.end_column != b.end_column)) {
       return &a;
     }
   }
@@ -54,7 +54,7 @@ const Frame* where_columns_part(const SiteReport& s, const SiteReport& other,
 }
 
 // What sets a site apart from another that reads alike: a frame, and whether it is a call on a line
-// both share (a Python frame's columns: its expression is quoted).
+// both share (a frame's columns: its expression is quoted).
 struct Parting {
   const Frame* frame = nullptr;
   bool call_on_shared_line = false;

@@ -89,7 +89,7 @@ Diff diff_reports(const ReportSummary& a, const ReportSummary& b, bool force);
 // Reads both files (in parallel) and diffs them. Throws ReportError or DiffError.
 Diff diff_report_files(const std::string& a, const std::string& b, bool force);
 // The key a site is matched by: "function|module|file:line" of each frame, one per line, and a
-// Python frame's columns where the report gives them (two calls on one line are two sites).
+// frame's columns where the report gives them (two calls on one line are two sites).
 std::string site_key(const std::vector<Frame>& frames);
 // The same without columns: a report of a tleak that gave none (it could not tell two calls on one
 // line apart) matches a newer one's sites on it.
