@@ -22,12 +22,6 @@ class DeepBound : public ProgramRun {
     return by_caller;
   }
 
-  // The report's one note, which begins with `start`.
-  void expect_one_note_starting(const std::string& start) const {
-    ASSERT_EQ(report_["notes"].size(), 1u) << report_["notes"];
-    EXPECT_EQ(report_["notes"][0].get<std::string>().rfind(start, 0), 0u) << report_["notes"][0];
-  }
-
   // The run of `host` loading the plugin named `library` with `binding`: every block seen, the
   // lost one the only leak, as memcheck says.
   void expect_every_block_seen(const std::string& host, const std::string& binding, const std::string& library,

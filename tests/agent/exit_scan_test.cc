@@ -93,6 +93,7 @@ TEST_F(ProgramRun, AProgramThatEndsItselfWithASignalIsJudged) {
   EXPECT_FALSE(report_["run"]["program"]["exit_scan"]);
   EXPECT_EQ(report_["totals"]["leaked_bytes"], 0);
   EXPECT_EQ(report_["totals"]["unjudged_at_exit_bytes"], 3168);
+  expect_one_note_starting("no exit scan: the program was killed by signal 15 (SIGTERM) before its exit handlers ran");
 }
 
 // A thread blocked in a system call as the program exits may hold the only pointer to a block in

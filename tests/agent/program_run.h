@@ -131,6 +131,12 @@ class ProgramRun : public ::testing::Test {
     EXPECT_EQ(p.out, plain);
   }
 
+  // The report's one note, which begins with `start`.
+  void expect_one_note_starting(const std::string& start) const {
+    ASSERT_EQ(report_["notes"].size(), 1u) << report_["notes"];
+    EXPECT_EQ(report_["notes"][0].get<std::string>().rfind(start, 0), 0u) << report_["notes"][0];
+  }
+
   // The site whose label ends with `where` (e.g. "growth.c:22)"); fails the test if none.
   const Json& site_at(const std::string& where) const {
     for (const Json& s : report_["sites"]) {

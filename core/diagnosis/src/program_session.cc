@@ -980,6 +980,15 @@ Report run_program(const ProgramOptions& o) {
   } else if (!report.run.program->exit_scan && !report.run.program->stopped_by.empty()) {
     report.notes.push_back("no exit scan: tleak stopped the program (--" + report.run.program->stopped_by +
                            "), so blocks left allocated are reported as unjudged, not as leaks");
+  } else if (!report.run.program->exit_scan && program.exit_signal) {
+    const char* abbreviation = sigabbrev_np(*program.exit_signal);
+    report.notes.push_back("no exit scan: the program was killed by signal " + std::to_string(*program.exit_signal) +
+                           (abbreviation != nullptr ? " (SIG" + std::string(abbreviation) + ")" : std::string()) +
+                           " before its exit handlers ran (a signal it did not catch, or one it sent itself from a "
+                           "signal handler), so blocks left allocated are reported as unjudged, not as leaks; a "
+                           "program that ends by itself is judged, and so is one that sends itself the signal once it "
+                           "has cleaned up (a C or C++ program that catches SIGINT, then exits or re-raises it; "
+                           "Python does so after Ctrl-C)");
   } else if (!report.run.program->exit_scan) {
     report.notes.push_back("no exit scan: the program ended without running its exit handlers (killed, _exit from a "
                            "signal handler, or the exit system call made directly), or exec'd a program that "
