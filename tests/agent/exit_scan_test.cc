@@ -41,8 +41,8 @@ TEST_F(ProgramRun, AProgramThatLeavesByExitCallIsJudged) {
     EXPECT_TRUE(report_["run"]["program"]["exit_scan"]) << how;
     EXPECT_EQ(report_["totals"]["leaked_bytes"], 168) << how;
     EXPECT_EQ(report_["totals"]["leaked_blocks"], 2) << how;
-    EXPECT_EQ(site_at(at("exit_call.c", "LOST"))["leaked_bytes"], 123) << how;
-    EXPECT_EQ(site_at(at("exit_call.c", "CHILD"))["leaked_bytes"], 45) << how;
+    EXPECT_EQ(site_at(at("lost_node.h", "LOST"))["leaked_bytes"], 123) << how;
+    EXPECT_EQ(site_at(at("lost_node.h", "CHILD"))["leaked_bytes"], 45) << how;
     // quick_exit: after the program's at_quick_exit handlers, one of which freed KEPT.
     EXPECT_EQ(site_at(at("exit_call.c", "KEPT"))["reachable_at_exit_bytes"], how == "quick_exit" ? 0 : 1000) << how;
     EXPECT_EQ(site_at(at("exit_call.c", "KEPT"))["frees"], how == "quick_exit" ? 1 : 0) << how;
@@ -69,8 +69,8 @@ TEST_F(ProgramRun, AProgramThatEndsItselfWithASignalIsJudged) {
     EXPECT_EQ(run["exit_signal"], goes_on ? Json() : Json(how == "raise" ? SIGINT : SIGTERM)) << how;
     EXPECT_TRUE(run["exit_scan"]) << how;
     EXPECT_EQ(report_["totals"]["unjudged_at_exit_bytes"], 0) << how;
-    EXPECT_EQ(site_at(at("signal_exit.c", "LOST"))["leaked_bytes"], 123) << how;
-    EXPECT_EQ(site_at(at("signal_exit.c", "CHILD"))["leaked_bytes"], 45) << how;
+    EXPECT_EQ(site_at(at("lost_node.h", "LOST"))["leaked_bytes"], 123) << how;
+    EXPECT_EQ(site_at(at("lost_node.h", "CHILD"))["leaked_bytes"], 45) << how;
     if (goes_on) {
       // main returned: its frame, which held ON_STACK, is gone.
       EXPECT_EQ(report_["totals"]["leaked_bytes"], 2245) << how;

@@ -131,6 +131,18 @@ class ProgramRun : public ::testing::Test {
     EXPECT_EQ(p.out, plain);
   }
 
+  // `tleak diff --format json` of `older` (written beside the report) against the report: a report
+  // of an older tleak, which must match every site of the newer one (nothing new, nothing gone).
+  Json diff_of_older(const Json& older) const {
+    std::ofstream(path("older.json")) << older.dump();
+    const auto d = tleak::testing::run_process(TLEAK_BINARY, {"diff", path("older.json"), path("report.json"), "--format", "json"});
+    EXPECT_EQ(d.exit_code, 0) << d.err;
+    Json diff = Json::parse(d.out);
+    EXPECT_EQ(diff["counts"]["new"], 0) << d.out;
+    EXPECT_EQ(diff["counts"]["gone"], 0) << d.out;
+    return diff;
+  }
+
   // The report's one note, which begins with `start`.
   void expect_one_note_starting(const std::string& start) const {
     ASSERT_EQ(report_["notes"].size(), 1u) << report_["notes"];

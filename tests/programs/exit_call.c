@@ -4,7 +4,7 @@
  * so that only 2,000 B are reachable), or "terminated": a child it forked sends it SIGTERM the moment it
  * says it calls _exit(0), as multiprocessing's terminate() does to a worker that is leaving (the
  * signal and the exit race; under tleak the exit scan, inside _exit, is not cut short).
- *   lost:       a 123 B node (LOST) and the 45 B child only it pointed to (CHILD): 168 B in 2 blocks
+ *   lost:       lost_node.h's node and its child: 168 B in 2 blocks
  *   reachable:  1000 B from a global (KEPT), 2000 B from main's own frame (ON_STACK)
  * Expected under tleak and memcheck alike: 168 B lost. */
 #include <pthread.h>
@@ -13,20 +13,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lost_node.h"
+
 static char* kept;
-
-/* Separate functions, so no pointer to a lost block survives in main's frame or registers. */
-__attribute__((noinline)) static void lose_node(void) {
-  char** volatile node = malloc(123); /* LOST */
-  memset(node, 0, 123);
-  node[0] = malloc(45); /* CHILD */
-  memset(node[0], 2, 45);
-}
-
-__attribute__((noinline)) static void scrub_stack(void) {
-  volatile char junk[16384];
-  memset((char*)junk, 0, sizeof junk);
-}
 
 static void free_kept(void) {
   free(kept);
