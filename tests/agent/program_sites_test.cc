@@ -410,6 +410,10 @@ TEST_F(ProgramRun, TwoCallsOnOneLineOfCxxAreToldApartByTheirColumns) {
                             std::to_string(column) + "\n";
     EXPECT_NE(r.err.find(via), std::string::npos) << via << r.err;
   }
+  // The saved report reads the same, its via lines quoted again from the file.
+  const auto text = run_process(TLEAK_BINARY, {"view", path("report.json"), "--format", "text"});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_EQ(r.err, text.out + "report: " + path("report.json") + "\n");
 
   const auto same = run_process(TLEAK_BINARY, {"diff", path("report.json"), path("report.json"), "--format", "json"});
   ASSERT_EQ(same.exit_code, 0) << same.err;

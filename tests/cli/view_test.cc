@@ -1,4 +1,5 @@
-// tleak view and run --html: one self-contained page holding the report, written atomically;
+// tleak view and run --html: one self-contained page holding the report, written atomically (or
+// with view --format text, the summary tleak run prints);
 // bad input refused with one line and exit 2, leaving an existing page alone. (What the page shows
 // is tested in a real browser: tests/web/page_test.mjs.)
 #include <gtest/gtest.h>
@@ -79,6 +80,19 @@ TEST(View, ALabelThatLooksLikeMarkupStaysData) {
   EXPECT_EQ(page.find("<script>alert"), std::string::npos);
 }
 
+// A report written earlier reads as the summary `tleak run --format text` printed when it was made.
+TEST(View, ASavedReportsTextIsTheSummaryItsRunPrinted) {
+  const auto report_path = view_dir() / "append.json", text_path = view_dir() / "append.txt";
+  const ProcessResult run = tleak({"run", "append-loop", "--format", "text", "-o", report_path.string()});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  ASSERT_NE(run.out.find("growth"), std::string::npos) << run.out;
+  const ProcessResult view = tleak({"view", report_path.string(), "--format", "text"});
+  ASSERT_EQ(view.exit_code, 0) << view.err;
+  EXPECT_EQ(view.out, run.out);
+  ASSERT_EQ(tleak({"view", report_path.string(), "--format", "text", "-o", text_path.string()}).exit_code, 0);
+  EXPECT_EQ(read(text_path), run.out);
+}
+
 TEST(View, BadInputIsRefusedAndAnExistingPageKept) {
   const auto report_path = view_dir() / "clean.json", page_path = view_dir() / "kept.html";
   ASSERT_EQ(tleak({"run", "clean-loop", "-o", report_path.string()}).exit_code, 0);
@@ -92,6 +106,7 @@ TEST(View, BadInputIsRefusedAndAnExistingPageKept) {
       {{"view", (view_dir() / "missing.json").string(), "-o", page_path.string()}, "missing.json: cannot open"},
       {{"view", (view_dir() / "broken.json").string(), "-o", page_path.string()}, "broken.json"},
       {{"view", report_path.string(), "-o", "/nonexistent-dir/x.html"}, "/nonexistent-dir"},
+      {{"view", report_path.string(), "--format", "pdf", "-o", page_path.string()}, "--format: pdf not in {html,text}"},
       {{"run", "clean-loop", "--html", "/nonexistent-dir/x.html"}, "/nonexistent-dir"},
       {{"diff", report_path.string(), report_path.string(), "--html", "/nonexistent-dir/x.html"}, "/nonexistent-dir"},
       {{"diff", report_path.string(), (view_dir() / "broken.json").string(), "--html", page_path.string()}, "broken.json"},
