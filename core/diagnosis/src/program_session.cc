@@ -751,7 +751,10 @@ Report run_program(const ProgramOptions& o) {
         follow_recorded();
         const std::uint64_t now = ReadPacing::now_ns();
         rotation.tick(now, source.take_allocating_threads());
-        if (const std::uint64_t pause = pacing.pause_after(bytes, now); pause > 0) {
+        // Not once the program is leaving (its exit scan asked for, or its stream at its end): then
+        // what it sends is awaited, and a pause only delays the report.
+        if (const std::uint64_t pause = pacing.pause_after(bytes, now);
+            pause > 0 && !stream_ended && !source.exit_requested()) {
           ReadPacing::sleep(pause);
         }
       }
