@@ -1067,4 +1067,8 @@ void before_ending_signal(int signal) {
   if (g_status.load(std::memory_order_acquire) == kOn && signal_ends_process(signal)) scan_before_leaving(true);
 }
 
+void before_abort() {
+  if (g_status.load(std::memory_order_acquire) == kOn && abort_ends_process()) scan_before_leaving(true);
+}
+
 }  // namespace tleak::agent

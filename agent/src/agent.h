@@ -150,6 +150,9 @@ void before_exit_call();
 // unhandled KeyboardInterrupt, once the interpreter is finalized. Judged as at _exit, with the same
 // exception for signal handlers; the call then goes on and the signal ends the process.
 void before_ending_signal(int signal);
+// The program calls abort() (libstdc++'s std::terminate does, after an uncaught exception): judged
+// the same way, unless a handler of SIGABRT would run first (ending_signal.h, abort_ends_process).
+void before_abort();
 
 // The channel to the parent is gone (channel.h): recording stops.
 void agent_channel_lost();

@@ -334,6 +334,11 @@ TLEAK_EXPORT int raise(int signal) noexcept {
   return real::raise(signal);
 }
 
+extern "C" __attribute__((visibility("default"), noinline, noreturn)) void abort(void) noexcept {
+  agent::before_abort();
+  real::abort();
+}
+
 // The marks API (tleak/marks.h calls these through weak references).
 TLEAK_EXPORT void tleak_agent_mark_iteration(void) { agent::fence(agent::RecordKind::kMark, nullptr); }
 

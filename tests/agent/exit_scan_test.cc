@@ -96,6 +96,40 @@ TEST_F(ProgramRun, AProgramThatEndsItselfWithASignalIsJudged) {
   expect_one_note_starting("no exit scan: the program was killed by signal 15 (SIGTERM) before its exit handlers ran");
 }
 
+// abort() called by the program or a library of its (libstdc++'s std::terminate, after an uncaught
+// exception: how a C++ program that fails ends) is judged as the signal it sends would be: before,
+// killed by SIGABRT, every block unjudged. A SIGABRT handler that jumps back out (test frameworks
+// do) lets the program go on: no scan at abort, its exit judged.
+TEST_F(ProgramRun, AProgramThatAbortsIsJudged) {
+  for (const std::string how : {"uncaught", "abort", "handled"}) {
+    const bool goes_on = how == "handled";
+    const auto r = tleak_run({}, {program("aborted"), how});
+    EXPECT_EQ(r.exit_code, goes_on ? 0 : 3) << how << r.err;
+    EXPECT_EQ(report_["run"]["program"]["exit_signal"], goes_on ? Json() : Json(SIGABRT)) << how;
+    EXPECT_TRUE(report_["run"]["program"]["exit_scan"]) << how;
+    EXPECT_EQ(report_["totals"]["unjudged_at_exit_bytes"], 0) << how;
+    EXPECT_EQ(report_["totals"]["leaked_bytes"], goes_on ? 245 : 168) << how;
+    EXPECT_EQ(site_at(at("lost_node.h", "LOST"))["leaked_bytes"], 123) << how;
+    EXPECT_EQ(site_at(at("lost_node.h", "CHILD"))["leaked_bytes"], 45) << how;
+    if (goes_on) {
+      EXPECT_EQ(site_at(at("aborted.cc", "AFTER"))["leaked_bytes"], 77);
+    }
+  }
+  expect_memcheck_loses({program("aborted"), "uncaught"}, 168, 128 + SIGABRT);
+  expect_memcheck_loses({program("aborted"), "abort"}, 168, 128 + SIGABRT);
+  expect_memcheck_loses({program("aborted"), "handled"}, 245);
+
+  // The C library's own abort (a failed assert) never reaches the agent: unjudged, and the note says
+  // why.
+  const auto r = tleak_run({}, {program("aborted"), "assert"});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_FALSE(report_["run"]["program"]["exit_scan"]);
+  EXPECT_EQ(report_["totals"]["leaked_bytes"], 0);
+  expect_one_note_starting("no exit scan: the program was killed by signal 6 (SIGABRT) before its exit handlers ran "
+                           "(a signal it did not catch, or one it sent itself from a signal handler, or an abort() "
+                           "the C library called itself, as a failed assert() does");
+}
+
 // A thread blocked in a system call as the program exits may hold the only pointer to a block in
 // a register (tests/programs/register_held.c): memcheck reads every thread's registers, and tleak,
 // the program's parent, reads them through ptrace. The program sees nothing of it: its threads'

@@ -988,7 +988,12 @@ Report run_program(const ProgramOptions& o) {
     report.notes.push_back("no exit scan: the program was killed by signal " + std::to_string(*program.exit_signal) +
                            (abbreviation != nullptr ? " (SIG" + std::string(abbreviation) + ")" : std::string()) +
                            " before its exit handlers ran (a signal it did not catch, or one it sent itself from a "
-                           "signal handler), so blocks left allocated are reported as unjudged, not as leaks; a "
+                           "signal handler" +
+                           (*program.exit_signal == SIGABRT
+                                ? std::string(", or an abort() the C library called itself, as a failed assert() does, "
+                                              "or one a SIGABRT handler of the program's saw first")
+                                : std::string()) +
+                           "), so blocks left allocated are reported as unjudged, not as leaks; a "
                            "program that ends by itself is judged, and so is one that sends itself the signal once it "
                            "has cleaned up (a C or C++ program that catches SIGINT, then exits or re-raises it; "
                            "Python does so after Ctrl-C)");
