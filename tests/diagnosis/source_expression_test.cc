@@ -20,7 +20,8 @@ class SourceExpression : public ::testing::Test {
                             "  keep(rows.emplace_back(std::vector<std::pair<int, int>>(3)), p->grow(n, f(2)));\n"
                             "  x = 1 + 2;\n"
                             "  broken(1, 2\n"
-                            "  values[index] = 3;\n";
+                            "  values[index] = 3;\n"
+                            "  log(\"\u00e9t\u00e9\u00e9t\u00e9\");\n";
   }
   void TearDown() override { std::filesystem::remove(file_); }
 
@@ -61,8 +62,11 @@ TEST_F(SourceExpression, MembersTemplatesAndNestedCallsStayWhole) {
   EXPECT_EQ(at(3, column_of(3, "p->grow")), "p->grow(n, f(2))");
   EXPECT_EQ(at(3, column_of(3, "(n,")), "p->grow(n, f(2))");
   EXPECT_EQ(at(3, column_of(3, "f(2)")), "f(2)");
-  // Cut at the longest quote asked for.
+  // Cut at the longest quote asked for, never inside a character ("é" is two bytes: a cut at 6 bytes
+  // would split the first).
   EXPECT_EQ(at(3, column_of(3, "rows"), 10), "rows.empla...");
+  EXPECT_EQ(at(7, column_of(7, "log")), "log(\"\u00e9t\u00e9\u00e9t\u00e9\")");
+  EXPECT_EQ(at(7, column_of(7, "log"), 6), "log(\"...");
 }
 
 TEST_F(SourceExpression, NoCallThereIsNoQuote) {

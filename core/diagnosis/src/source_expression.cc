@@ -79,6 +79,17 @@ std::string call_around(const std::string& text, std::size_t at) {
   return text.substr(start, close + 1 - start);
 }
 
+// Whether `text` is longer than `max_bytes`: then cut there, at a character's first byte, never
+// inside one, and "..." added.
+bool cut_to(std::string& text, std::size_t max_bytes) {
+  if (text.size() <= max_bytes) return false;
+  std::size_t cut = max_bytes;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xc0) == 0x80) --cut;
+  text.resize(cut);
+  text += "...";
+  return true;
+}
+
 }  // namespace
 
 std::optional<std::string> source_expression(const Frame& frame, std::size_t max_bytes) {
@@ -98,10 +109,7 @@ std::optional<std::string> source_expression(const Frame& frame, std::size_t max
     if (begin >= text.size()) return std::nullopt;
     std::string call = call_around(text, begin);
     if (call.empty()) return std::nullopt;
-    if (call.size() > max_bytes) {
-      call.resize(max_bytes);
-      call += "...";
-    }
+    cut_to(call, max_bytes);
     return call;
   }
   // Without an end on this line the expression runs on past it: its first line is quoted.
@@ -111,15 +119,7 @@ std::optional<std::string> source_expression(const Frame& frame, std::size_t max
   if (begin >= end || end > text.size()) return std::nullopt;
   std::string expression = text.substr(begin, end - begin);
   const bool runs_on = frame.end_column <= frame.column;
-  if (expression.size() > max_bytes) {
-    // Cut at a character's first byte, never inside one.
-    std::size_t cut = max_bytes;
-    while (cut > 0 && (static_cast<unsigned char>(expression[cut]) & 0xc0) == 0x80) --cut;
-    expression.resize(cut);
-    expression += "...";
-  } else if (runs_on) {
-    expression += " ...";
-  }
+  if (!cut_to(expression, max_bytes) && runs_on) expression += " ...";
   return expression;
 }
 
