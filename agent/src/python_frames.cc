@@ -203,6 +203,7 @@ void copy_text(std::uintptr_t object, char* out, std::uint32_t out_bytes) {
 PythonMainCode g_main_code = PythonMainCode::kNone;
 std::string_view g_main_target;
 bool g_small_objects_unseen = false;
+bool g_ignores_environment = false;  // python -E or -I: PYTHONMALLOC not read
 
 }  // namespace
 
@@ -261,6 +262,7 @@ void python_read_main_code(std::string_view executable) {
   }
   close(fd);
   const PythonMain main = python_main(executable, {arguments, got});
+  g_ignores_environment = main.ignores_environment;
   const bool cut = got == sizeof arguments;
   // A command line cut short that named no script may have named one further on.
   if (cut && main.code == PythonMainCode::kStdin) return;
@@ -274,7 +276,7 @@ std::string_view python_process_main_target() { return g_main_target; }
 
 bool python_enabled() { return g_layout != nullptr; }
 
-bool python_small_objects_unseen() { return g_small_objects_unseen; }
+bool python_small_objects_unseen() { return g_small_objects_unseen || g_ignores_environment; }
 
 bool python_finalizing() {
   return g_layout != nullptr && read_at<std::uintptr_t>(g_runtime, g_layout->runtime_finalizing) != 0;

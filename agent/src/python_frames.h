@@ -31,7 +31,8 @@ bool python_init();
 bool python_enabled();
 // Whether the interpreter serves objects of 512 bytes or less from pymalloc, its own arenas, which
 // never call malloc: the agent does not see them. True unless PYTHONMALLOC named malloc (or
-// malloc_debug) as the program started (python -E or -I, which ignore it, are not told apart).
+// malloc_debug) as the program started and the interpreter reads it (not under python -E or -I,
+// which python_read_main_code finds on the command line).
 bool python_small_objects_unseen();
 // Whether the interpreter has begun finalizing (Py_FinalizeEx, past the program's atexit callbacks):
 // what it frees from then on is its teardown. False without Python.

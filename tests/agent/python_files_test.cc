@@ -64,6 +64,26 @@ TEST(PythonFiles, TheMainCodeIsReadFromCPythonsCommandLine) {
   EXPECT_EQ(python_main("/opt/venv/bin/python", "python\0-c\0pass\0"sv).code, PythonMainCode::kString);
 }
 
+// -E and -I (alone or among other short options, before what the interpreter runs) make it ignore
+// PYTHON* variables, PYTHONMALLOC among them: its small objects stay pymalloc's whatever it says.
+TEST(PythonFiles, OptionsThatIgnoreTheEnvironmentAreSeen) {
+  using namespace std::string_view_literals;
+  const auto ignores = [](std::string_view command_line) {
+    return python_main("/usr/bin/python3.11", command_line).ignores_environment;
+  };
+  EXPECT_TRUE(ignores("python3\0-E\0train.py\0"sv));
+  EXPECT_TRUE(ignores("python3\0-I\0-c\0pass\0"sv));
+  EXPECT_TRUE(ignores("python3\0-uIB\0-m\0pytest\0"sv));
+  EXPECT_TRUE(ignores("python3\0-Ec\0pass\0"sv));
+  EXPECT_TRUE(ignores("python3\0-E\0"sv));  // standard input
+  EXPECT_FALSE(ignores("python3\0train.py\0-E\0"sv));  // the script's argument
+  EXPECT_FALSE(ignores("python3\0-c\0pass\0-I\0"sv));
+  EXPECT_FALSE(ignores("python3\0-X\0importtime\0-W\0error\0x.py\0"sv));  // values, not options
+  EXPECT_FALSE(ignores("python3\0-WE\0x.py\0"sv));  // -W's value "E"
+  EXPECT_FALSE(ignores("python3\0-u\0train.py\0"sv));
+  EXPECT_FALSE(python_main("/usr/bin/myapp", "myapp\0-E\0"sv).ignores_environment);
+}
+
 // What a Python process runs instead of code without a file: the script as given, or the -m
 // module; the report is named by it (tleak run -- python3 train.py is "train.py", not "python3.11").
 TEST(PythonFiles, TheScriptOrModuleIsReadFromCPythonsCommandLine) {

@@ -146,6 +146,16 @@ TEST_F(ProgramRun, SmallPythonObjectsAreSeenUnderMallocAndTheirAbsenceIsNoted) {
   ASSERT_EQ(tleak_run({}, {"/usr/bin/env", "PYTHONMALLOC=malloc", TLEAK_PYTHON, script}).exit_code, 0);
   EXPECT_EQ(tuple_growth(), (std::map<int, double>{{15, 50 * 56.0}, {36, 50 * 64.0}}));
   EXPECT_EQ(report_["notes"], Json::array());
+
+  // python -E ignores PYTHONMALLOC: pymalloc serves the objects, and the note says so.
+  const std::string code = "kept = [(n, n + 1, n + 2) for n in range(20000)]";
+  for (const bool ignored : {false, true}) {
+    std::vector<std::string> command = {"/usr/bin/env", "PYTHONMALLOC=malloc", TLEAK_PYTHON, "-c", code};
+    if (ignored) command.insert(command.begin() + 3, "-E");
+    ASSERT_EQ(tleak_run({}, command).exit_code, 0);
+    const bool noted = !report_["notes"].empty() && report_["notes"].back().get<std::string>().starts_with(kSmallObjectsNote);
+    EXPECT_EQ(noted, ignored) << report_["notes"];
+  }
 }
 
 TEST_F(ProgramRun, NumpyLoopKeepingArraysIsGrowthAndTheFixedOneBounded) {

@@ -46,6 +46,8 @@ constexpr std::string_view multiprocessing_child_module(std::string_view code) {
 struct PythonMain {
   PythonMainCode code = PythonMainCode::kNone;
   std::string_view target;
+  // -E or -I came before it: the interpreter ignores PYTHON* variables, PYTHONMALLOC among them.
+  bool ignores_environment = false;
 };
 
 // (No substr: it may throw, and the agent, which runs this, must not call into the C++ library.)
@@ -72,20 +74,25 @@ constexpr PythonMain python_main(std::string_view executable, std::string_view c
     }
     return true;
   };
-  const PythonMain stdin_code{PythonMainCode::kStdin, {}};
+  bool ignores_environment = false;
+  // What it runs, with what the options before it said of the environment.
+  const auto runs = [&ignores_environment](PythonMainCode code, std::string_view target = {}) {
+    return PythonMain{code, target, ignores_environment};
+  };
   std::string_view argument;
   if (!take(&argument)) return {};  // argv[0]
   while (take(&argument)) {
-    if (argument == "-") return stdin_code;
-    if (argument == "--") return take(&argument) ? PythonMain{PythonMainCode::kNone, argument} : stdin_code;
+    if (argument == "-") return runs(PythonMainCode::kStdin);
+    if (argument == "--") return take(&argument) ? runs(PythonMainCode::kNone, argument) : runs(PythonMainCode::kStdin);
     if (argument.starts_with("--")) {
       if (argument == "--check-hash-based-pycs") take(&argument);  // its value
       continue;
     }
-    if (!argument.starts_with("-")) return {PythonMainCode::kNone, argument};  // a script
+    if (!argument.starts_with("-")) return runs(PythonMainCode::kNone, argument);  // a script
     // Short options, which may come together ("-Sc CODE", "-cCODE", "-mpkg.mod"); -W and -X take
     // the rest of theirs or the next argument, as -m does its module.
     for (std::size_t k = 1; k < argument.size(); ++k) {
+      if (argument[k] == 'E' || argument[k] == 'I') ignores_environment = true;
       if (argument[k] == 'c') {
         std::string_view code;
         if (k + 1 < argument.size()) {
@@ -95,11 +102,11 @@ constexpr PythonMain python_main(std::string_view executable, std::string_view c
         }
         // A multiprocessing child's -c code is the library's, not the user's: it runs that module.
         const std::string_view module = multiprocessing_child_module(code);
-        return {module.empty() ? PythonMainCode::kString : PythonMainCode::kNone, module};
+        return runs(module.empty() ? PythonMainCode::kString : PythonMainCode::kNone, module);
       }
       if (argument[k] == 'm') {
-        if (k + 1 < argument.size()) return {PythonMainCode::kNone, std::string_view(argument.data() + k + 1, argument.size() - k - 1)};
-        return take(&argument) ? PythonMain{PythonMainCode::kNone, argument} : PythonMain{};
+        if (k + 1 < argument.size()) return runs(PythonMainCode::kNone, std::string_view(argument.data() + k + 1, argument.size() - k - 1));
+        return take(&argument) ? runs(PythonMainCode::kNone, argument) : PythonMain{};
       }
       if (argument[k] == 'W' || argument[k] == 'X') {
         if (k + 1 == argument.size()) take(&argument);
@@ -107,7 +114,7 @@ constexpr PythonMain python_main(std::string_view executable, std::string_view c
       }
     }
   }
-  return stdin_code;  // no script: standard input, read as a program or interactively
+  return runs(PythonMainCode::kStdin);  // no script: standard input, read as a program or interactively
 }
 
 // The user's code: the program's own code that has no file (`main_code`, python_main_code_name()); then
