@@ -13,6 +13,7 @@
 
 #include <initializer_list>
 
+#include "command_line.h"
 #include "python_layout.h"
 #include "tleak/agent/protocol.h"
 #include "tleak/agent/python_files.h"
@@ -250,25 +251,10 @@ bool python_init() {
 
 void python_read_main_code(std::string_view executable) {
   if (g_layout == nullptr) return;
-  static char arguments[1 << 16];
-  const int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return;
-  std::size_t got = 0;
-  while (got < sizeof arguments) {
-    const ssize_t n = read(fd, arguments + got, sizeof arguments - got);
-    if (n < 0 && errno == EINTR) continue;  // (agent_start gives the program its errno back)
-    if (n <= 0) break;
-    got += static_cast<std::size_t>(n);
-  }
-  close(fd);
-  const PythonMain main = python_main(executable, {arguments, got});
+  const PythonMain main = this_python_main(executable);
   g_ignores_environment = main.ignores_environment;
-  const bool cut = got == sizeof arguments;
-  // A command line cut short that named no script may have named one further on.
-  if (cut && main.code == PythonMainCode::kStdin) return;
   g_main_code = main.code;
-  // A script's path that runs to where the command line was cut may be cut itself.
-  if (!cut || main.target.data() + main.target.size() != arguments + got) g_main_target = main.target;
+  g_main_target = main.target;
 }
 
 PythonMainCode python_process_main_code() { return g_main_code; }

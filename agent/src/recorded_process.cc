@@ -10,7 +10,7 @@
 #include <string_view>
 
 #include "channel.h"
-#include "tleak/agent/python_files.h"
+#include "command_line.h"
 
 namespace tleak::agent {
 namespace {
@@ -18,43 +18,6 @@ namespace {
 const char* last_part(const char* path) {
   const char* slash = std::strrchr(path, '/');
   return slash != nullptr ? slash + 1 : path;
-}
-
-// /proc/self/cmdline, read once: at start-up, on the only thread. In static room, not a stack the
-// program may have made small. Empty if it cannot be read; `cut` if it filled the room.
-struct CommandLine {
-  std::string_view words;
-  bool cut = false;
-};
-
-const CommandLine& this_command_line() {
-  static char line[1 << 14];
-  static CommandLine command;
-  static bool read_once = false;  // (no guarded static: the agent calls nothing of the C++ runtime)
-  if (read_once) return command;
-  read_once = true;
-  const int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return command;
-  std::size_t got = 0;
-  while (got < sizeof line) {
-    const ssize_t n = read(fd, line + got, sizeof line - got);
-    if (n <= 0) break;
-    got += static_cast<std::size_t>(n);
-  }
-  close(fd);
-  command = {std::string_view(line, got), got == sizeof line};
-  return command;
-}
-
-// The script or module a Python process runs (python_main's target), unless the command line was
-// cut within it.
-std::string_view python_target(const char* executable) {
-  if (!is_python_executable(executable)) return {};  // (no command line read for any other program)
-  const CommandLine& command = this_command_line();
-  const PythonMain main = python_main(executable, command.words);
-  const bool runs_to_the_cut =
-      command.cut && main.target.data() + main.target.size() == command.words.data() + command.words.size();
-  return runs_to_the_cut ? std::string_view{} : main.target;
 }
 
 }  // namespace
@@ -66,14 +29,14 @@ bool runs_program(const char* name, const char* executable) {
   // No end to the first word: one past the buffer, far longer than any NAME (or no command line).
   if (first_end == std::string_view::npos) return false;
   if (std::strcmp(last_part(words.data()), name) == 0) return true;
-  std::string_view target = python_target(executable);
+  std::string_view target = this_python_main(executable).target;
   if (const std::size_t slash = target.rfind('/'); slash != std::string_view::npos) target.remove_prefix(slash + 1);
   return !target.empty() && target == name;
 }
 
 const char* program_name(const char* executable) {
   static char name[sizeof(ControlPage::OtherProcess::executable)];
-  const std::string_view target = python_target(executable);
+  const std::string_view target = this_python_main(executable).target;
   if (target.empty()) return executable;
   // The end of a long path: its file name is what is shown.
   const std::size_t keep = target.size() < sizeof name ? target.size() : sizeof name - 1;
