@@ -24,6 +24,7 @@
 #include "ended_stacks.h"
 #include "ending_signal.h"
 #include "exit_frame.h"
+#include "outside_signals.h"
 #include "fast_unwind.h"
 #include "late_blocks.h"
 #include "libunwind_walk.h"
@@ -49,6 +50,7 @@ int recording::g_stack_depth = 12;
 int recording::g_walk_depth = 13;
 __thread bool recording::t_inside __attribute__((tls_model("initial-exec"))) = false;
 __thread std::uint32_t recording::t_recorded __attribute__((tls_model("initial-exec"))) = 0;
+__thread int recording::t_pending_signal __attribute__((tls_model("initial-exec"))) = 0;
 
 namespace {
 
@@ -63,6 +65,14 @@ enum Status : int { kOff = 0, kOn = 1, kFinished = 2, kExiting = 3, kForkPending
 // into the message slots it shares with the parent and tleak, and its records would read as the
 // parent's (a raw clone child's 198 blocks were its parent's leaks). A vfork child shares the
 // parent's memory and heap: it keeps the status, and its blocks are the parent's.
+// The leaving thread's registers read as roots by its exit scan: the callee-saved ones where it
+// called exit or _exit (exit_frame.h), every general one where a signal interrupted it.
+constexpr int kScanRegisters = 16;
+static_assert(kScanRegisters >= kExitRegisters);
+
+// An outside signal's scan is under way on one of the threads (scan_at_outside_signal).
+std::atomic<bool> g_outside_signal_scan{false};
+
 struct alignas(4096) StatusPage {
   std::atomic<int> status{kOff};
 };
@@ -71,6 +81,7 @@ std::atomic<int>& g_status = g_status_page.status;
 using recording::g_stack_depth;
 using recording::g_walk_depth;
 using recording::t_inside;
+using recording::t_pending_signal;
 std::uint64_t g_sample_ns = 100'000'000;
 std::atomic<std::uint64_t> g_next_fence_ns{~0ull};
 const ControlPage* g_control = nullptr;
@@ -97,7 +108,7 @@ SiteTable g_python_frames;  // (code, instruction, file, name) -> Python frame i
 class Inside {
  public:
   Inside() { t_inside = true; }
-  ~Inside() { t_inside = false; }
+  ~Inside() { recording::leave_agent(0); }
   Inside(const Inside&) = delete;
   Inside& operator=(const Inside&) = delete;
 };
@@ -336,7 +347,7 @@ void send_scan_failed(ScanFailure why) {
 }
 
 // The parent's live list in, the reachability bitmap out. The exiting thread's stack is a root
-// from `stack_from` up, and its `registers` (kExitRegisters) are roots, as are the other threads'
+// from `stack_from` up, and its `registers` (kScanRegisters) are roots, as are the other threads'
 // registers the parent read and sent after the list.
 void exit_handshake(std::uintptr_t stack_from, const std::uint64_t* registers) {
   LiveListHeader header{};
@@ -348,7 +359,7 @@ void exit_handshake(std::uintptr_t stack_from, const std::uint64_t* registers) {
   }
   const std::size_t list_bytes = n * sizeof(LiveBlock) + 8;
   const std::size_t bitmap_words = (n + 63) / 64;
-  const std::size_t root_words = kExitRegisters + std::size_t{header.register_words};
+  const std::size_t root_words = kScanRegisters + std::size_t{header.register_words};
   auto* blocks = static_cast<LiveBlock*>(map_pages(list_bytes, true));
   auto* message = static_cast<std::uint64_t*>(map_pages(sizeof(ReachRecord) + bitmap_words * 8 + 8, true));
   auto* work = static_cast<std::uint32_t*>(map_pages(n * 4 + 8, true));
@@ -360,8 +371,8 @@ void exit_handshake(std::uintptr_t stack_from, const std::uint64_t* registers) {
     return;
   }
   if (!channel_receive(blocks, n * sizeof(LiveBlock))) return;
-  for (int r = 0; r < kExitRegisters; ++r) root_registers[r] = registers[r];
-  if (!channel_receive(root_registers + kExitRegisters, std::size_t{header.register_words} * 8)) return;
+  for (int r = 0; r < kScanRegisters; ++r) root_registers[r] = registers[r];
+  if (!channel_receive(root_registers + kScanRegisters, std::size_t{header.register_words} * 8)) return;
   if (!channel_receive(thread_stacks, header.thread_stacks * sizeof(ThreadStack))) return;
   auto* record = reinterpret_cast<ReachRecord*>(message);
   std::uint64_t* bitmap = message + sizeof(ReachRecord) / 8;
@@ -463,7 +474,10 @@ void agent_channel_lost() {
 }
 
 PassThrough::PassThrough() : was_inside_(t_inside) { t_inside = true; }
-PassThrough::~PassThrough() { t_inside = was_inside_; }
+PassThrough::~PassThrough() {
+  if (was_inside_) return;
+  recording::leave_agent(0);
+}
 
 namespace {
 
@@ -681,11 +695,12 @@ void recording::record_captured_alloc(ThreadBuffer* buffer, const void* address,
   step_profile::lap(step_profile::kUnwind, &lap);
   struct Leave {
     int saved_errno;
+    const void* address;
     ~Leave() {
-      t_inside = false;
       errno = saved_errno;
+      recording::leave_agent(reinterpret_cast<std::uint64_t>(address));  // the block on its way to the program
     }
-  } leave{saved_errno};
+  } leave{saved_errno, address};
   ++recording::t_recorded;
   if (buffer != nullptr) {
     // Past the interposed function: the first frame is where the program called it.
@@ -880,6 +895,7 @@ void start_recording(ControlPage* control, int stream, bool stream_connected, bo
   send_hello(g_executable);
   send_modules_if_changed();
   g_next_fence_ns.store(stamp_after(stamp(), g_sample_ns), std::memory_order_relaxed);
+  stand_in_for_outside_signals();
   g_status.store(kOn, std::memory_order_release);
 }
 
@@ -986,7 +1002,7 @@ __attribute__((constructor)) static void agent_start() {
 }
 
 // The exit fence and the handshake. The scan reads this thread's stack from `stack_from` up, and
-// `registers` (kExitRegisters of them) as roots.
+// `registers` (kScanRegisters of them) as roots.
 void finish_recording(std::uintptr_t stack_from, const std::uint64_t* registers) {
   late_blocks_begin();  // mapped before the threads' buffers are locked, not while they wait
   g_fence_lock.lock();
@@ -1016,7 +1032,7 @@ void finish_after_exit_handlers() {
   // (exit_frame.h): the handlers' callees, this destructor among them, held stale words of the
   // program's earlier calls (pending_dlerror.c's lost block, read reachable in a build of the agent
   // at another optimization level). A pointer held only in a register counts, as for memcheck.
-  std::uint64_t registers[kExitRegisters] = {};
+  std::uint64_t registers[kScanRegisters] = {};
   std::uintptr_t stack_from = 0;
   if (!exit_handlers_frame(&stack_from, registers)) {
     // No exit() below: the program's registers go into this frame, read from here up. The agent's
@@ -1041,12 +1057,13 @@ namespace {
 // is already leaving) finds it gone, not halfway through the scan. `then_unblock`: the mask is the
 // program's again afterwards (for the signal it sends itself, which the call then delivers);
 // otherwise it stays blocked, and the C library's _exit follows.
-void scan_before_leaving(bool then_unblock) {
+void scan_before_leaving(bool then_unblock, std::uint64_t in_flight = 0) {
   // The same tests as agent_finish's; a thread inside the agent here is in a signal handler.
   if (g_status.load(std::memory_order_acquire) != kOn || !channel_opened_here() || t_inside) return;
   const int saved_errno = errno;
-  Inside inside;
-  std::uint64_t registers[kExitRegisters] = {};
+  t_inside = true;
+  std::uint64_t registers[kScanRegisters] = {};
+  registers[kExitRegisters] = in_flight;
   std::uintptr_t stack_from = 0;
   if (exit_call_frame(g_agent_code, &stack_from, registers)) {
     sigset_t every, program_mask;
@@ -1056,6 +1073,10 @@ void scan_before_leaving(bool then_unblock) {
     report_unwind_check();
     if (then_unblock) real_sigprocmask(SIG_SETMASK, &program_mask, nullptr);
   }
+  // At _exit the exit wins over an outside signal that came as the scan began: the process leaves
+  // as if the signal had come a moment later (exit_call.c terminated).
+  if (!then_unblock) t_pending_signal = 0;
+  recording::leave_agent(0);
   errno = saved_errno;
 }
 
@@ -1064,7 +1085,69 @@ void scan_before_leaving(bool then_unblock) {
 void before_exit_call() { scan_before_leaving(false); }
 
 void before_ending_signal(int signal) {
-  if (g_status.load(std::memory_order_acquire) == kOn && signal_ends_process(signal)) scan_before_leaving(true);
+  if (!signal_ends_process(signal)) return;
+  if (g_status.load(std::memory_order_acquire) == kOn) scan_before_leaving(true);
+  // The call ends the process there and then, as the default action the program set does.
+  stand_down(signal);
+}
+
+namespace {
+
+// Whether this thread is the one to scan for an outside signal. A second signal (sent twice, as
+// timeout and a shell may, to a process whose first is being scanned on another thread) waits for
+// that scan, which ends the process; it does not cut it short. Bounded, should that thread never
+// end it.
+bool first_outside_signal() {
+  if (!g_outside_signal_scan.exchange(true, std::memory_order_acq_rel)) return true;
+  for (int waited_ms = 0; waited_ms < 60'000; ++waited_ms) {
+    const int status = g_status.load(std::memory_order_acquire);
+    if (status != kOn && status != kExiting) break;
+    const timespec millisecond{0, 1'000'000};
+    nanosleep(&millisecond, nullptr);
+  }
+  return false;
+}
+
+}  // namespace
+
+void recording::act_on_pending_signal(std::uint64_t in_flight) {
+  const int signal = t_pending_signal;
+  t_pending_signal = 0;
+  if (first_outside_signal()) scan_before_leaving(true, in_flight);
+  end_by_signal(signal);
+}
+
+bool scan_at_outside_signal(int signal, const ucontext_t* context) {
+  // Not the recorded process: a child, which a vfork made share this memory and even this thread's
+  // variables (a pending signal or the flag set here would be the parent's).
+  if (!channel_opened_here()) return true;
+  if (t_inside) {
+    t_pending_signal = signal;
+    return false;
+  }
+  if (!first_outside_signal() || g_status.load(std::memory_order_acquire) != kOn) return true;
+  Inside inside;
+  std::uint64_t registers[kScanRegisters] = {};
+  std::uintptr_t stack_from = 0;
+#if defined(__x86_64__)
+  const greg_t* g = context->uc_mcontext.gregs;
+  int r = 0;
+  for (const int name : {REG_RAX, REG_RBX, REG_RCX, REG_RDX, REG_RSI, REG_RDI, REG_RBP, REG_R8, REG_R9, REG_R10,
+                         REG_R11, REG_R12, REG_R13, REG_R14, REG_R15}) {
+    registers[r++] = static_cast<std::uint64_t>(g[name]);
+  }
+  // From below the red zone: a leaf function's locals may lie in the 128 bytes under its stack
+  // pointer, which the kernel stepped over for the signal's frame.
+  stack_from = static_cast<std::uintptr_t>(g[REG_RSP]) - 128;
+#elif defined(__aarch64__)
+  for (int r = 0; r < kScanRegisters; ++r) registers[r] = context->uc_mcontext.regs[r];
+  stack_from = context->uc_mcontext.sp;
+#else
+  return true;
+#endif
+  finish_recording(stack_from, registers);
+  report_unwind_check();
+  return true;
 }
 
 void before_abort() {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <errno.h>
+#include <ucontext.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -42,6 +43,19 @@ inline constexpr int kCallPathFrames = 4;
 // Set while this thread is inside the agent: whatever it allocates meanwhile (libunwind's caches,
 // the loader) passes through untracked. Initial-exec TLS never calls into the loader.
 extern __thread bool t_inside __attribute__((tls_model("initial-exec")));
+// An outside signal (outside_signals.h) that came while this thread was inside the agent: acted on
+// as it leaves (leave_agent), 0 if none.
+extern __thread int t_pending_signal __attribute__((tls_model("initial-exec")));
+// Scans (if it can) and ends the process by t_pending_signal; `in_flight`, a block the agent is
+// handing to the program (not yet in any frame of the program's), is read as a root.
+[[gnu::cold, gnu::noinline]] void act_on_pending_signal(std::uint64_t in_flight);
+// Every way out of the agent: t_inside cleared first, then the pending signal looked at, so that
+// a signal coming between the two is handled by its handler, not lost.
+[[gnu::always_inline]] inline void leave_agent(std::uint64_t in_flight) {
+  t_inside = false;
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  if (__builtin_expect(t_pending_signal != 0, 0)) act_on_pending_signal(in_flight);
+}
 // Allocations this thread has recorded: an operator new that finds it unchanged after the call it
 // passed on knows no malloc of the agent's recorded the block (interpose_new.cc).
 extern __thread std::uint32_t t_recorded __attribute__((tls_model("initial-exec")));
@@ -153,6 +167,13 @@ void before_ending_signal(int signal);
 // The program calls abort() (libstdc++'s std::terminate does, after an uncaught exception): judged
 // the same way, unless a handler of SIGABRT would run first (ending_signal.h, abort_ends_process).
 void before_abort();
+
+// An outside signal the agent stands in for (outside_signals.h) interrupted this thread at
+// `context`. True when the process is to end now, judged first if it is recorded here: its stack
+// read from the interrupted frame up, every register a root, as memcheck judges a process killed
+// so. False if the signal interrupted the agent itself, whose tables the scan would meet halfway
+// through a change: the thread acts on it as it leaves the agent (leave_agent).
+bool scan_at_outside_signal(int signal, const ucontext_t* context);
 
 // The channel to the parent is gone (channel.h): recording stops.
 void agent_channel_lost();

@@ -19,6 +19,7 @@
 #include "exit_frame.h"
 #include "modules.h"
 #include "next_symbol.h"
+#include "outside_signals.h"
 #include "real_malloc.h"
 #include "sandbox_calls.h"
 #include "stack_room.h"
@@ -169,6 +170,44 @@ TLEAK_EXPORT void* mremap(void* old_address, size_t old_length, size_t length, i
 TLEAK_EXPORT int sigprocmask(int how, const sigset_t* set, sigset_t* old) noexcept {
   if (agent::inside_agent() && agent::is_unwinder_code(__builtin_return_address(0))) return 0;
   return agent::real_sigprocmask(how, set, old);
+}
+
+// Signals whose default action the agent stands in for (outside_signals.h) read as the default
+// action; every other call is the C library's.
+TLEAK_EXPORT int sigaction(int signal, const struct sigaction* action, struct sigaction* old) noexcept {
+  return agent::program_sigaction(signal, action, old);
+}
+
+namespace {
+using SignalFunction = sighandler_t (*)(int, sighandler_t);
+std::atomic<SignalFunction> g_next_signal{nullptr}, g_next_bsd_signal{nullptr}, g_next_sysv_signal{nullptr},
+    g_next_sigset{nullptr};
+__attribute__((constructor)) void find_next_signal_functions() {
+  agent::next_symbol(g_next_signal, "signal");
+  agent::next_symbol(g_next_bsd_signal, "bsd_signal");
+  agent::next_symbol(g_next_sysv_signal, "sysv_signal");
+  agent::next_symbol(g_next_sigset, "sigset");
+}
+}  // namespace
+
+TLEAK_EXPORT sighandler_t signal(int signal, sighandler_t handler) noexcept {
+  if (agent::is_outside_signal(signal)) return agent::program_signal(signal, handler, false);
+  return agent::next_symbol(g_next_signal, "signal")(signal, handler);
+}
+
+TLEAK_EXPORT sighandler_t bsd_signal(int signal, sighandler_t handler) noexcept {
+  if (agent::is_outside_signal(signal)) return agent::program_signal(signal, handler, false);
+  return agent::next_symbol(g_next_bsd_signal, "bsd_signal")(signal, handler);
+}
+
+TLEAK_EXPORT sighandler_t sysv_signal(int signal, sighandler_t handler) noexcept {
+  if (agent::is_outside_signal(signal)) return agent::program_signal(signal, handler, true);
+  return agent::next_symbol(g_next_sysv_signal, "sysv_signal")(signal, handler);
+}
+
+TLEAK_EXPORT sighandler_t sigset(int signal, sighandler_t disposition) noexcept {
+  if (agent::is_outside_signal(signal)) return agent::program_sigset(signal, disposition);
+  return agent::next_symbol(g_next_sigset, "sigset")(signal, disposition);
 }
 
 namespace {

@@ -34,6 +34,7 @@
 #include "record_listener.h"
 #include "thread_registers.h"
 #include "unique_fd.h"
+#include "killed_note.h"
 #include "unnamed_modules_note.h"
 #include "tleak/agent/protocol.h"
 #include "tleak/agent/python_files.h"
@@ -984,19 +985,7 @@ Report run_program(const ProgramOptions& o) {
     report.notes.push_back("no exit scan: tleak stopped the program (--" + report.run.program->stopped_by +
                            "), so blocks left allocated are reported as unjudged, not as leaks");
   } else if (!report.run.program->exit_scan && program.exit_signal) {
-    const char* abbreviation = sigabbrev_np(*program.exit_signal);
-    report.notes.push_back("no exit scan: the program was killed by signal " + std::to_string(*program.exit_signal) +
-                           (abbreviation != nullptr ? " (SIG" + std::string(abbreviation) + ")" : std::string()) +
-                           " before its exit handlers ran (a signal it did not catch, or one it sent itself from a "
-                           "signal handler" +
-                           (*program.exit_signal == SIGABRT
-                                ? std::string(", or an abort() the C library called itself, as a failed assert() does, "
-                                              "or one a SIGABRT handler of the program's saw first")
-                                : std::string()) +
-                           "), so blocks left allocated are reported as unjudged, not as leaks; a "
-                           "program that ends by itself is judged, and so is one that sends itself the signal once it "
-                           "has cleaned up (a C or C++ program that catches SIGINT, then exits or re-raises it; "
-                           "Python does so after Ctrl-C)");
+    report.notes.push_back(killed_without_scan_note(*program.exit_signal));
   } else if (!report.run.program->exit_scan) {
     report.notes.push_back("no exit scan: the program ended without running its exit handlers (killed, _exit from a "
                            "signal handler, or the exit system call made directly), or exec'd a program that "

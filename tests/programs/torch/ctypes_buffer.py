@@ -4,12 +4,17 @@ the instructions of a code object, in bytes and in a str, none of them a referen
 that stay alive past the interpreter's teardown, held by a table outside the heap (as a C
 extension's static table would hold them). A second argument "interrupted": after the loop the
 program is interrupted as by Ctrl-C (SIGINT, which Python's handler turns into KeyboardInterrupt; the
-interpreter then finalizes and ends itself with SIGINT)."""
+interpreter then finalizes and ends itself with SIGINT). "terminated": after the loop, while the
+program sleeps, SIGTERM comes (a kill from outside, or timeout's), which Python leaves to its default
+action: the process ends at once, nothing of Python runs (sent by the system call from another
+thread, as the kernel would give one from another process)."""
 import ctypes
 import os
 import signal
 import struct
 import sys
+import threading
+import time
 
 import tleak
 
@@ -55,3 +60,7 @@ if sys.argv[2:] == ["interrupted"]:
     os.kill(os.getpid(), signal.SIGINT)
     while True:
         pass
+if sys.argv[2:] == ["terminated"]:
+    SYS_KILL = 62
+    threading.Thread(target=lambda: libc.syscall(SYS_KILL, os.getpid(), signal.SIGTERM), daemon=True).start()
+    time.sleep(60)
