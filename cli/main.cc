@@ -12,6 +12,7 @@
 
 #include "cli_error.h"
 #include "commands.h"
+#include "memory_handoff.h"
 #include "program_args.h"
 #include "tleak/allocator_error.h"
 #include "tleak/diagnosis/interruption.h"
@@ -81,6 +82,11 @@ int main(int argc, char** argv) {
     if (!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout)) {
       std::fprintf(stderr, "tleak: cannot write to standard output: %s\n", std::strerror(errno));
       return kExitUsage;
+    }
+    // A program's run may leave hundreds of megabytes to free (memory_handoff.h).
+    if (parsed.subcommand == "run" || parsed.subcommand == "check") {
+      std::fflush(stderr);
+      hand_memory_to_releaser();
     }
     return code;
   } catch (const UsageError& e) {
