@@ -1093,6 +1093,20 @@ void before_ending_signal(int signal) {
 
 namespace {
 
+// An outside signal's scan, and the stack it runs on (scan_at_outside_signal).
+struct SignalScan {
+  std::uintptr_t stack_from;
+  std::uint64_t registers[kScanRegisters];
+  ucontext_t caller, side;
+  alignas(16) unsigned char stack[256 * 1024];
+};
+SignalScan* g_signal_scan = nullptr;
+
+void scan_at_signal_on_side_stack() {
+  finish_recording(g_signal_scan->stack_from, g_signal_scan->registers);
+  report_unwind_check();
+}
+
 // Whether this thread is the one to scan for an outside signal. A second signal (sent twice, as
 // timeout and a shell may, to a process whose first is being scanned on another thread) waits for
 // that scan, which ends the process; it does not cut it short. Bounded, should that thread never
@@ -1127,26 +1141,35 @@ bool scan_at_outside_signal(int signal, const ucontext_t* context) {
   }
   if (!first_outside_signal() || g_status.load(std::memory_order_acquire) != kOn) return true;
   Inside inside;
-  std::uint64_t registers[kScanRegisters] = {};
-  std::uintptr_t stack_from = 0;
+  // The scan runs on a stack of the agent's own: the signal may have found the thread deep in a
+  // recursion, its stack nearly used up, where the scan's frames would overflow it and the program
+  // would die of SIGSEGV instead of the signal. Mapped by map_pages, which the scan leaves out of
+  // the roots, as it does the registers' copies kept beside it.
+  auto* scan = static_cast<SignalScan*>(map_pages(sizeof(SignalScan)));
+  if (scan == nullptr) return true;
 #if defined(__x86_64__)
   const greg_t* g = context->uc_mcontext.gregs;
   int r = 0;
   for (const int name : {REG_RAX, REG_RBX, REG_RCX, REG_RDX, REG_RSI, REG_RDI, REG_RBP, REG_R8, REG_R9, REG_R10,
                          REG_R11, REG_R12, REG_R13, REG_R14, REG_R15}) {
-    registers[r++] = static_cast<std::uint64_t>(g[name]);
+    scan->registers[r++] = static_cast<std::uint64_t>(g[name]);
   }
   // From below the red zone: a leaf function's locals may lie in the 128 bytes under its stack
   // pointer, which the kernel stepped over for the signal's frame.
-  stack_from = static_cast<std::uintptr_t>(g[REG_RSP]) - 128;
+  scan->stack_from = static_cast<std::uintptr_t>(g[REG_RSP]) - 128;
 #elif defined(__aarch64__)
-  for (int r = 0; r < kScanRegisters; ++r) registers[r] = context->uc_mcontext.regs[r];
-  stack_from = context->uc_mcontext.sp;
+  for (int r = 0; r < kScanRegisters; ++r) scan->registers[r] = context->uc_mcontext.regs[r];
+  scan->stack_from = context->uc_mcontext.sp;
 #else
   return true;
 #endif
-  finish_recording(stack_from, registers);
-  report_unwind_check();
+  g_signal_scan = scan;
+  if (getcontext(&scan->side) != 0) return true;
+  scan->side.uc_stack.ss_sp = scan->stack;
+  scan->side.uc_stack.ss_size = sizeof scan->stack;
+  scan->side.uc_link = &scan->caller;
+  makecontext(&scan->side, scan_at_signal_on_side_stack, 0);
+  swapcontext(&scan->caller, &scan->side);
   return true;
 }
 

@@ -102,9 +102,13 @@ TEST_F(ProgramRun, AProgramThatEndsItselfWithASignalIsJudged) {
 // default action, scans the process as the signal found it (the interrupted frame up, every
 // register a root), then lets the signal end it. One that lands inside the agent ("busy": malloc
 // and free in a loop) is acted on as the thread leaves it, the block on its way to the program a
-// root. A signal sent twice does not cut the scan short. Before, every block unjudged.
+// root. A signal sent twice does not cut the scan short. The scan runs on a stack of the agent's
+// own: "deep" is signalled with 6 KiB of its thread's stack left, where the scan's frames overflowed
+// it (killed by SIGSEGV, in a build that scanned on the program's stack). Before, every block
+// unjudged.
 TEST_F(ProgramRun, AProgramKilledFromOutsideIsJudged) {
-  const std::map<std::string, int> signals = {{"waiting", SIGTERM}, {"busy", SIGINT}, {"twice", SIGTERM}, {"pipe", SIGPIPE}};
+  const std::map<std::string, int> signals = {
+      {"waiting", SIGTERM}, {"busy", SIGINT}, {"twice", SIGTERM}, {"pipe", SIGPIPE}, {"deep", SIGTERM}};
   for (const auto& [how, signal] : signals) {
     for (int round = 0; round < (how == "busy" ? 5 : 1); ++round) {
       const auto r = tleak_run({}, {program("outside_signal"), how});

@@ -6,6 +6,9 @@
  *              land inside malloc)
  *   "twice"    two threads wait; SIGTERM is sent twice, a moment apart
  *   "pipe"     the main thread writes into a pipe whose reader has closed it: SIGPIPE
+ *   "deep"     SIGTERM finds a thread waiting at the end of a recursion that left 6 KiB of its
+ *              64 KiB stack (enough for the kernel's signal frame; the agent's scan must not take
+ *              the rest and overflow it)
  * Before the signal:
  *   lost:       lost_node.h's node and its child: 168 B in 2 blocks
  *   reachable:  1000 B from a global (KEPT), 2000 B from main's own frame (ON_STACK)
@@ -58,6 +61,33 @@ static void start_sender(struct sender* s) {
 static void* wait_forever(void* unused) {
   (void)unused;
   for (;;) pause();
+  return NULL;
+}
+
+/* Recurses until less than `room` bytes of the thread's stack are left below, then waits there. */
+static char* stack_low;
+
+__attribute__((noinline)) static void recurse_then_wait(size_t room) {
+  volatile char frame[512];
+  frame[0] = 1;
+  if ((size_t)((char*)frame - stack_low) > room) {
+    recurse_then_wait(room);
+  } else {
+    for (;;) pause();
+  }
+  frame[1] = frame[0]; /* no tail call */
+}
+
+static void* wait_deep(void* unused) {
+  (void)unused;
+  pthread_attr_t attributes;
+  void* low;
+  size_t size;
+  pthread_getattr_np(pthread_self(), &attributes);
+  pthread_attr_getstack(&attributes, &low, &size);
+  pthread_attr_destroy(&attributes);
+  stack_low = low;
+  recurse_then_wait(6 * 1024);
   return NULL;
 }
 
@@ -148,6 +178,19 @@ int main(int argc, char** argv) {
     pthread_create(&waiter, NULL, wait_forever, NULL);
     struct sender s = {SIGTERM, 2, 20000, 1000};
     start_sender(&s);
+    for (;;) pause();
+  }
+  if (strcmp(argv[1], "deep") == 0) {
+    pthread_attr_t attributes;
+    pthread_attr_init(&attributes);
+    pthread_attr_setstacksize(&attributes, 64 * 1024);
+    pthread_t deep;
+    pthread_create(&deep, &attributes, wait_deep, NULL);
+    struct sender s = {SIGTERM, 1, 50000, 0};
+    start_sender(&s);
+    sigset_t every;
+    sigfillset(&every);
+    pthread_sigmask(SIG_BLOCK, &every, NULL); /* the deep thread takes the signal */
     for (;;) pause();
   }
   if (strcmp(argv[1], "pipe") == 0) {
