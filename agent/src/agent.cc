@@ -1032,18 +1032,21 @@ void finish_after_exit_handlers() {
   // (exit_frame.h): the handlers' callees, this destructor among them, held stale words of the
   // program's earlier calls (pending_dlerror.c's lost block, read reachable in a build of the agent
   // at another optimization level). A pointer held only in a register counts, as for memcheck.
-  std::uint64_t registers[kScanRegisters] = {};
-  std::uintptr_t stack_from = 0;
-  if (!exit_handlers_frame(&stack_from, registers)) {
-    // No exit() below: the program's registers go into this frame, read from here up. The agent's
-    // frames below it are not: the live list, the scan's own registers and locals hold the
-    // addresses of the very blocks it judges, and once read one of them was a leaked block kept
-    // "reachable".
-    __builtin_unwind_init();
-    stack_from = stack_below_caller();
-  }
-  finish_recording(stack_from, registers);
-  report_unwind_check();
+  // Where no exit() is below, the program's registers go into this frame, read from here up. The
+  // agent's frames below it are not: the live list, the scan's own registers and locals hold the
+  // addresses of the very blocks it judges, and once read one of them was a leaked block kept
+  // "reachable".
+  __builtin_unwind_init();
+  std::uintptr_t without_exit_from = stack_below_caller();
+  on_own_stack_from_here(
+      [](const FrameContext* here, void* data) {
+        std::uint64_t registers[kScanRegisters] = {};
+        std::uintptr_t stack_from = *static_cast<const std::uintptr_t*>(data);
+        exit_handlers_frame(here, &stack_from, registers);
+        finish_recording(stack_from, registers);
+        report_unwind_check();
+      },
+      &without_exit_from);
   errno = saved_errno;
 }
 
@@ -1062,17 +1065,20 @@ void scan_before_leaving(bool then_unblock, std::uint64_t in_flight = 0) {
   if (g_status.load(std::memory_order_acquire) != kOn || !channel_opened_here() || t_inside) return;
   const int saved_errno = errno;
   t_inside = true;
-  std::uint64_t registers[kScanRegisters] = {};
-  registers[kExitRegisters] = in_flight;
-  std::uintptr_t stack_from = 0;
-  if (exit_call_frame(g_agent_code, &stack_from, registers)) {
-    sigset_t every, program_mask;
-    sigfillset(&every);
-    real_sigprocmask(SIG_BLOCK, &every, &program_mask);
-    finish_recording(stack_from, registers);
-    report_unwind_check();
-    if (then_unblock) real_sigprocmask(SIG_SETMASK, &program_mask, nullptr);
-  }
+  sigset_t every, program_mask;
+  sigfillset(&every);
+  real_sigprocmask(SIG_BLOCK, &every, &program_mask);
+  on_own_stack_from_here(
+      [](const FrameContext* here, void* data) {
+        std::uint64_t registers[kScanRegisters] = {};
+        registers[kExitRegisters] = *static_cast<const std::uint64_t*>(data);
+        std::uintptr_t stack_from = 0;
+        if (!exit_call_frame(g_agent_code, here, &stack_from, registers)) return;
+        finish_recording(stack_from, registers);
+        report_unwind_check();
+      },
+      &in_flight);
+  if (then_unblock) real_sigprocmask(SIG_SETMASK, &program_mask, nullptr);
   // At _exit the exit wins over an outside signal that came as the scan began: the process leaves
   // as if the signal had come a moment later (exit_call.c terminated).
   if (!then_unblock) t_pending_signal = 0;
@@ -1092,20 +1098,6 @@ void before_ending_signal(int signal) {
 }
 
 namespace {
-
-// An outside signal's scan, and the stack it runs on (scan_at_outside_signal).
-struct SignalScan {
-  std::uintptr_t stack_from;
-  std::uint64_t registers[kScanRegisters];
-  ucontext_t caller, side;
-  alignas(16) unsigned char stack[256 * 1024];
-};
-SignalScan* g_signal_scan = nullptr;
-
-void scan_at_signal_on_side_stack() {
-  finish_recording(g_signal_scan->stack_from, g_signal_scan->registers);
-  report_unwind_check();
-}
 
 // Whether this thread is the one to scan for an outside signal. A second signal (sent twice, as
 // timeout and a shell may, to a process whose first is being scanned on another thread) waits for
@@ -1141,35 +1133,35 @@ bool scan_at_outside_signal(int signal, const ucontext_t* context) {
   }
   if (!first_outside_signal() || g_status.load(std::memory_order_acquire) != kOn) return true;
   Inside inside;
-  // The scan runs on a stack of the agent's own: the signal may have found the thread deep in a
-  // recursion, its stack nearly used up, where the scan's frames would overflow it and the program
-  // would die of SIGSEGV instead of the signal. Mapped by map_pages, which the scan leaves out of
-  // the roots, as it does the registers' copies kept beside it.
-  auto* scan = static_cast<SignalScan*>(map_pages(sizeof(SignalScan)));
-  if (scan == nullptr) return true;
+  struct Roots {
+    std::uintptr_t stack_from = 0;
+    std::uint64_t registers[kScanRegisters] = {};
+  } roots;
 #if defined(__x86_64__)
   const greg_t* g = context->uc_mcontext.gregs;
   int r = 0;
   for (const int name : {REG_RAX, REG_RBX, REG_RCX, REG_RDX, REG_RSI, REG_RDI, REG_RBP, REG_R8, REG_R9, REG_R10,
                          REG_R11, REG_R12, REG_R13, REG_R14, REG_R15}) {
-    scan->registers[r++] = static_cast<std::uint64_t>(g[name]);
+    roots.registers[r++] = static_cast<std::uint64_t>(g[name]);
   }
   // From below the red zone: a leaf function's locals may lie in the 128 bytes under its stack
   // pointer, which the kernel stepped over for the signal's frame.
-  scan->stack_from = static_cast<std::uintptr_t>(g[REG_RSP]) - 128;
+  roots.stack_from = static_cast<std::uintptr_t>(g[REG_RSP]) - 128;
 #elif defined(__aarch64__)
-  for (int r = 0; r < kScanRegisters; ++r) scan->registers[r] = context->uc_mcontext.regs[r];
-  scan->stack_from = context->uc_mcontext.sp;
+  for (int r = 0; r < kScanRegisters; ++r) roots.registers[r] = context->uc_mcontext.regs[r];
+  roots.stack_from = context->uc_mcontext.sp;
 #else
   return true;
 #endif
-  g_signal_scan = scan;
-  if (getcontext(&scan->side) != 0) return true;
-  scan->side.uc_stack.ss_sp = scan->stack;
-  scan->side.uc_stack.ss_size = sizeof scan->stack;
-  scan->side.uc_link = &scan->caller;
-  makecontext(&scan->side, scan_at_signal_on_side_stack, 0);
-  swapcontext(&scan->caller, &scan->side);
+  // On a stack of the agent's own (exit_frame.h): the signal may have found the thread deep in a
+  // recursion (outside_signal.c deep). `roots`, below the stack read, is not read itself.
+  on_own_stack_from_here(
+      [](const FrameContext*, void* data) {
+        const auto* given = static_cast<const Roots*>(data);
+        finish_recording(given->stack_from, given->registers);
+        report_unwind_check();
+      },
+      &roots);
   return true;
 }
 

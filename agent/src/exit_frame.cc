@@ -5,10 +5,12 @@
 #include <link.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include <atomic>
 
+#include "agent_memory.h"
 #include "next_symbol.h"
 
 #define UNW_LOCAL_ONLY
@@ -49,18 +51,59 @@ void read_saved_registers(unw_cursor_t* frame, std::uint64_t* registers) {
   }
 }
 
+struct OwnStackCall {
+  FrameContext* here;
+  void (*body)(const FrameContext*, void*);
+  void* data;
+  ucontext_t caller, side;
+  alignas(16) unsigned char stack[256 * 1024];
+};
+__thread OwnStackCall* t_own_stack_call __attribute__((tls_model("initial-exec"))) = nullptr;
+
+void run_own_stack_call() { t_own_stack_call->body(t_own_stack_call->here, t_own_stack_call->data); }
+
 }  // namespace
+
+struct FrameContext {
+  unw_context_t registers;
+};
+
+[[gnu::noinline]] void on_own_stack_from_here(void (*body)(const FrameContext* here, void* data), void* data) {
+  auto* call = static_cast<OwnStackCall*>(map_pages(sizeof(OwnStackCall) + sizeof(FrameContext)));
+  if (call == nullptr) {
+    FrameContext here;
+    if (unw_getcontext(&here.registers) == 0) body(&here, data);
+    return;
+  }
+  call->here = reinterpret_cast<FrameContext*>(call + 1);
+  // This frame's registers: it runs until the body is done, so its callers stay as they are.
+  if (unw_getcontext(&call->here->registers) != 0 || getcontext(&call->side) != 0) {
+    unmap_pages(call, sizeof(OwnStackCall) + sizeof(FrameContext));
+    return;
+  }
+  call->body = body;
+  call->data = data;
+  call->side.uc_stack.ss_sp = call->stack;
+  call->side.uc_stack.ss_size = sizeof call->stack;
+  call->side.uc_link = &call->caller;
+  makecontext(&call->side, run_own_stack_call, 0);
+  OwnStackCall* const outer = t_own_stack_call;
+  t_own_stack_call = call;
+  swapcontext(&call->caller, &call->side);
+  t_own_stack_call = outer;
+  unmap_pages(call, sizeof(OwnStackCall) + sizeof(FrameContext));
+}
 
 void exit_frame_init() {
   g_exit = range_of(reinterpret_cast<void*>(&exit));
   g_quick_exit = range_of(reinterpret_cast<void*>(&quick_exit));
 }
 
-bool exit_handlers_frame(std::uintptr_t* stack_pointer, std::uint64_t* registers) {
+bool exit_handlers_frame(const FrameContext* here, std::uintptr_t* stack_pointer, std::uint64_t* registers) {
   if (g_exit.end == 0 && g_quick_exit.end == 0) return false;
-  unw_context_t context;
+  unw_context_t context = here->registers;  // unw_init_local's is not const
   unw_cursor_t frame, caller;
-  if (unw_getcontext(&context) != 0 || unw_init_local(&frame, &context) != 0) return false;
+  if (unw_init_local(&frame, &context) != 0) return false;
   caller = frame;
   // A bounded walk: exit's handlers are a few frames below exit.
   for (int depth = 0; depth < 64 && unw_step(&caller) > 0; ++depth, frame = caller) {
@@ -77,10 +120,11 @@ bool exit_handlers_frame(std::uintptr_t* stack_pointer, std::uint64_t* registers
   return false;
 }
 
-bool exit_call_frame(const CodeRange& agent_code, std::uintptr_t* stack_pointer, std::uint64_t* registers) {
-  unw_context_t context;
+bool exit_call_frame(const CodeRange& agent_code, const FrameContext* here, std::uintptr_t* stack_pointer,
+                     std::uint64_t* registers) {
+  unw_context_t context = here->registers;
   unw_cursor_t frame;
-  if (unw_getcontext(&context) != 0 || unw_init_local(&frame, &context) != 0) return false;
+  if (unw_init_local(&frame, &context) != 0) return false;
   bool in_program = false;
   // Bounded: a stack deeper than this is read as one the walk could not finish (a recursion of
   // 65,536 frames; the walk takes about 0.2 us a frame, once).

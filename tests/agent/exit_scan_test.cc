@@ -132,6 +132,24 @@ TEST_F(ProgramRun, AProgramKilledFromOutsideIsJudged) {
   }
 }
 
+// A program that leaves from deep in a recursion, 6 KiB of its thread's stack left: the agent's walk
+// and exit scan run on a stack of their own (exit_frame.h, on_own_stack_from_here), and the program
+// leaves as it means to, judged; on its own stack they overflowed it (SIGSEGV, every block
+// unjudged, by exit, _exit, kill and abort alike).
+TEST_F(ProgramRun, AProgramThatLeavesWithLittleStackLeftIsJudged) {
+  const std::map<std::string, int> endings = {{"exit", 0}, {"_exit", 0}, {"kill", 128 + SIGTERM}, {"abort", 128 + SIGABRT}};
+  for (const auto& [how, status] : endings) {
+    const auto r = tleak_run({}, {program("deep_leaving"), how});
+    EXPECT_EQ(r.exit_code, status == 0 ? 0 : 3) << how << r.err;
+    const Json& run = report_["run"]["program"];
+    EXPECT_EQ(run["exit_signal"], status == 0 ? Json() : Json(status - 128)) << how;
+    EXPECT_TRUE(run["exit_scan"]) << how;
+    EXPECT_EQ(report_["totals"]["leaked_bytes"], 168) << how;
+    EXPECT_EQ(report_["totals"]["unjudged_at_exit_bytes"], 0) << how;
+    expect_memcheck_loses({program("deep_leaving"), how}, 168, status);
+  }
+}
+
 // Standing in for the default action changes nothing the program can see: it reads SIG_DFL back
 // through sigaction, signal, sysv_signal and sigset, its own SIG_IGN and handlers work as they
 // would, and a child it forks that signals itself dies by the signal.

@@ -1,0 +1,64 @@
+/* A program that leaves from deep in a recursion, its thread's stack nearly used up: a thread with
+ * a 64 KiB stack recurses until 6 KiB are left, then leaves there by "exit" (exit(0)), "_exit"
+ * (_exit(0)), "kill" (kill(getpid(), SIGTERM)) or "abort" (abort()). The agent's walk to the
+ * program's frames and its exit scan take more than that: on the program's stack they overflowed
+ * it, and the program died of SIGSEGV instead of leaving as it meant to.
+ * Expected under tleak and memcheck alike: lost_node.h's 168 B in 2 blocks; exit status 0, or
+ * killed by SIGTERM or SIGABRT. */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lost_node.h"
+
+static char* stack_low;
+static const char* how;
+
+static void leave(void) {
+  if (strcmp(how, "exit") == 0) exit(0);
+  if (strcmp(how, "_exit") == 0) _exit(0);
+  if (strcmp(how, "kill") == 0) kill(getpid(), SIGTERM);
+  if (strcmp(how, "abort") == 0) abort();
+  _exit(2);
+}
+
+__attribute__((noinline)) static void recurse_then_leave(size_t room) {
+  volatile char frame[512];
+  frame[0] = 1;
+  if ((size_t)((char*)frame - stack_low) > room) {
+    recurse_then_leave(room);
+  } else {
+    leave();
+  }
+  frame[1] = frame[0]; /* no tail call */
+}
+
+static void* leave_deep(void* unused) {
+  (void)unused;
+  pthread_attr_t attributes;
+  void* low;
+  size_t size;
+  pthread_getattr_np(pthread_self(), &attributes);
+  pthread_attr_getstack(&attributes, &low, &size);
+  pthread_attr_destroy(&attributes);
+  stack_low = low;
+  recurse_then_leave(6 * 1024);
+  return NULL;
+}
+
+int main(int argc, char** argv) {
+  if (argc < 2) return 2;
+  how = argv[1];
+  lose_node();
+  scrub_stack();
+  pthread_attr_t attributes;
+  pthread_attr_init(&attributes);
+  pthread_attr_setstacksize(&attributes, 64 * 1024);
+  pthread_t deep;
+  pthread_create(&deep, &attributes, leave_deep, NULL);
+  pthread_join(deep, NULL);
+  return 2;
+}
