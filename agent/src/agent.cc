@@ -24,13 +24,13 @@
 #include "ended_stacks.h"
 #include "ending_signal.h"
 #include "exit_frame.h"
-#include "outside_signals.h"
 #include "fast_unwind.h"
 #include "late_blocks.h"
 #include "libunwind_walk.h"
 #include "message_slots.h"
 #include "modules.h"
 #include "other_processes.h"
+#include "outside_signals.h"
 #include "python_frames.h"
 #include "reachability.h"
 #include "real_malloc.h"
@@ -60,11 +60,6 @@ namespace {
 // kStarting while it does.
 enum Status : int { kOff = 0, kOn = 1, kFinished = 2, kExiting = 3, kForkPending = 4, kStarting = 5 };
 
-// The status in a page of its own, which a child made without fork()'s handlers (a raw clone system
-// call) sees zeroed, kOff (MADV_WIPEONFORK, at start): its copy of the thread buffers would write
-// into the message slots it shares with the parent and tleak, and its records would read as the
-// parent's (a raw clone child's 198 blocks were its parent's leaks). A vfork child shares the
-// parent's memory and heap: it keeps the status, and its blocks are the parent's.
 // The leaving thread's registers read as roots by its exit scan: the callee-saved ones where it
 // called exit or _exit (exit_frame.h), every general one where a signal interrupted it.
 constexpr int kScanRegisters = 16;
@@ -73,6 +68,11 @@ static_assert(kScanRegisters >= kExitRegisters);
 // An outside signal's scan is under way on one of the threads (scan_at_outside_signal).
 std::atomic<bool> g_outside_signal_scan{false};
 
+// The status in a page of its own, which a child made without fork()'s handlers (a raw clone system
+// call) sees zeroed, kOff (MADV_WIPEONFORK, at start): its copy of the thread buffers would write
+// into the message slots it shares with the parent and tleak, and its records would read as the
+// parent's (a raw clone child's 198 blocks were its parent's leaks). A vfork child shares the
+// parent's memory and heap: it keeps the status, and its blocks are the parent's.
 struct alignas(4096) StatusPage {
   std::atomic<int> status{kOff};
 };

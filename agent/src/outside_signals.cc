@@ -78,6 +78,7 @@ int program_sigaction(int signal, const struct sigaction* action, struct sigacti
   int result;
   if (action == nullptr) {
     result = real_sigaction(signal, nullptr, &current);
+    if (result == 0 && is_ours(current)) current = g_program_views[signal];
   } else {
     const struct sigaction wanted = *action;  // `old` may be the same object
     const struct sigaction earlier_view = g_program_views[signal];
@@ -93,7 +94,6 @@ int program_sigaction(int signal, const struct sigaction* action, struct sigacti
       real_sigaction(signal, &ours, nullptr);
     }
   }
-  if (action == nullptr && result == 0 && is_ours(current)) current = g_program_views[signal];
   if (result == 0 && old != nullptr) *old = current;
   return result;
 }
