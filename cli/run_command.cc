@@ -1,3 +1,4 @@
+#include <string.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -224,6 +225,9 @@ int run_program_command(const RunArgs& args) {
   if (program.exit_signal || program.exit_status.value_or(0) != 0) {
     std::fprintf(stderr, "tleak: the program %s; report written\n",
                  program.exit_signal ? ("was killed by signal " + std::to_string(*program.exit_signal) +
+                                        (sigabbrev_np(*program.exit_signal) != nullptr
+                                             ? " (SIG" + std::string(sigabbrev_np(*program.exit_signal)) + ")"
+                                             : std::string()) +
                                         (program.stopped_by.empty() ? "" : " (--max-live)")).c_str()
                                      : ("exited with status " + std::to_string(*program.exit_status)).c_str());
   }

@@ -113,6 +113,10 @@ TEST_F(ProgramRun, AProgramKilledFromOutsideIsJudged) {
     for (int round = 0; round < (how == "busy" ? 5 : 1); ++round) {
       const auto r = tleak_run({}, {program("outside_signal"), how});
       EXPECT_EQ(r.exit_code, 3) << how << r.err;
+      EXPECT_NE(r.err.find("tleak: the program was killed by signal " + std::to_string(signal) + " (SIG" +
+                           sigabbrev_np(signal) + "); report written"),
+                std::string::npos)
+          << r.err;
       const Json& run = report_["run"]["program"];
       EXPECT_EQ(run["exit_signal"], signal) << how;
       EXPECT_TRUE(run["exit_scan"]) << how;
