@@ -1,6 +1,7 @@
 #include "tleak/diagnosis/report_json.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <filesystem>
 #include <fstream>
@@ -361,6 +362,24 @@ TEST(ReportText, PythonSiteLabelIsTheUsersFrameElseTheInnermostRealFile) {
   EXPECT_EQ(site_label({native, machinery}), "<frozen importlib._bootstrap>:241 in _call_with_frames_removed");
   EXPECT_EQ(site_label({native, machinery, library, users}, {"/usr/lib/python3/dist-packages/torch/"}),
             "torch/__init__.py:218 in <module>");
+}
+
+// The summary's first line says how the program's run ended when it did not end by itself with
+// status 0 (tleak view prints it again from a saved report, where tleak's closing line is gone).
+TEST(ReportText, TheFirstLineSaysHowTheProgramEnded) {
+  Report r = sample_report();
+  r.run.program = ProgramInfo{};
+  r.run.iterations = 2;
+  r.run.program->clock = "iterations";
+  EXPECT_NE(render_text(r, 10).find("(program, 2 iterations)\n"), std::string::npos);
+  r.run.program->exit_status = 3;
+  EXPECT_NE(render_text(r, 10).find("(program, exit status 3, 2 iterations)\n"), std::string::npos);
+  r.run.program->exit_status.reset();
+  r.run.program->exit_signal = SIGTERM;
+  EXPECT_NE(render_text(r, 10).find("(program, killed by SIGTERM, 2 iterations)\n"), std::string::npos);
+  r.run.program->stopped_by = "max-live";
+  r.run.program->exit_signal = SIGKILL;
+  EXPECT_NE(render_text(r, 10).find("(program, stopped by --max-live, 2 iterations)\n"), std::string::npos);
 }
 
 // A count of one reads in the singular: "1 time sample", "1 block", "1 smaller bounded site".

@@ -1,5 +1,7 @@
 #include "tleak/diagnosis/report_text.h"
 
+#include <string.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <sstream>
@@ -27,6 +29,23 @@ std::string sparkline(const std::vector<std::int64_t>& values, std::size_t width
   return line;
 }
 
+namespace {
+
+// "killed by SIGTERM, ", "exit status 3, ", "stopped by --max-live, ", or nothing for a program
+// that ended by itself with status 0: a saved report's summary says how its run ended.
+std::string how_it_ended(const ProgramInfo& program) {
+  if (!program.stopped_by.empty()) return "stopped by --" + program.stopped_by + ", ";
+  if (program.exit_signal) {
+    const char* abbreviation = sigabbrev_np(*program.exit_signal);
+    return "killed by " + (abbreviation != nullptr ? "SIG" + std::string(abbreviation)
+                                                   : "signal " + std::to_string(*program.exit_signal)) + ", ";
+  }
+  if (program.exit_status.value_or(0) != 0) return "exit status " + std::to_string(*program.exit_status) + ", ";
+  return "";
+}
+
+}  // namespace
+
 std::string render_text(const Report& r, std::size_t max_sites) {
   std::ostringstream out;
   const auto bytes = [](double n) { return format_bytes(n); };
@@ -34,7 +53,7 @@ std::string render_text(const Report& r, std::size_t max_sites) {
     // A worker recorded with --record-fork says so first: its figures are not its parent's.
     out << "tleak " << r.run.scenario << " ("
         << (r.run.program->forked_copy ? "forked copy, pid " + std::to_string(r.run.program->pid) : std::string("program"))
-        << ", ";
+        << ", " << how_it_ended(*r.run.program);
     if (r.run.program->clock == "iterations") {
       out << iteration_words().count(r.run.iterations) << ")\n";
     } else {
