@@ -6,15 +6,14 @@
  * Expected under tleak and memcheck alike: lost_node.h's 168 B in 2 blocks; exit status 0, or
  * killed by SIGTERM or SIGABRT. */
 #define _GNU_SOURCE
-#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "deep_stack.h"
 #include "lost_node.h"
 
-static char* stack_low;
 static const char* how;
 
 static void leave(void) {
@@ -25,40 +24,12 @@ static void leave(void) {
   _exit(2);
 }
 
-__attribute__((noinline)) static void recurse_then_leave(size_t room) {
-  volatile char frame[512];
-  frame[0] = 1;
-  if ((size_t)((char*)frame - stack_low) > room) {
-    recurse_then_leave(room);
-  } else {
-    leave();
-  }
-  frame[1] = frame[0]; /* no tail call */
-}
-
-static void* leave_deep(void* unused) {
-  (void)unused;
-  pthread_attr_t attributes;
-  void* low;
-  size_t size;
-  pthread_getattr_np(pthread_self(), &attributes);
-  pthread_attr_getstack(&attributes, &low, &size);
-  pthread_attr_destroy(&attributes);
-  stack_low = low;
-  recurse_then_leave(6 * 1024);
-  return NULL;
-}
-
 int main(int argc, char** argv) {
   if (argc < 2) return 2;
   how = argv[1];
   lose_node();
   scrub_stack();
-  pthread_attr_t attributes;
-  pthread_attr_init(&attributes);
-  pthread_attr_setstacksize(&attributes, 64 * 1024);
-  pthread_t deep;
-  pthread_create(&deep, &attributes, leave_deep, NULL);
+  const pthread_t deep = start_deep_thread(leave);
   pthread_join(deep, NULL);
   return 2;
 }

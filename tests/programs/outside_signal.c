@@ -27,6 +27,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "deep_stack.h"
 #include "lost_node.h"
 
 static char* kept;
@@ -64,31 +65,8 @@ static void* wait_forever(void* unused) {
   return NULL;
 }
 
-/* Recurses until less than `room` bytes of the thread's stack are left below, then waits there. */
-static char* stack_low;
-
-__attribute__((noinline)) static void recurse_then_wait(size_t room) {
-  volatile char frame[512];
-  frame[0] = 1;
-  if ((size_t)((char*)frame - stack_low) > room) {
-    recurse_then_wait(room);
-  } else {
-    for (;;) pause();
-  }
-  frame[1] = frame[0]; /* no tail call */
-}
-
-static void* wait_deep(void* unused) {
-  (void)unused;
-  pthread_attr_t attributes;
-  void* low;
-  size_t size;
-  pthread_getattr_np(pthread_self(), &attributes);
-  pthread_attr_getstack(&attributes, &low, &size);
-  pthread_attr_destroy(&attributes);
-  stack_low = low;
-  recurse_then_wait(6 * 1024);
-  return NULL;
+static void wait_there(void) {
+  for (;;) pause();
 }
 
 static void on_signal(int signal) {
@@ -181,11 +159,7 @@ int main(int argc, char** argv) {
     for (;;) pause();
   }
   if (strcmp(argv[1], "deep") == 0) {
-    pthread_attr_t attributes;
-    pthread_attr_init(&attributes);
-    pthread_attr_setstacksize(&attributes, 64 * 1024);
-    pthread_t deep;
-    pthread_create(&deep, &attributes, wait_deep, NULL);
+    start_deep_thread(wait_there);
     struct sender s = {SIGTERM, 1, 50000, 0};
     start_sender(&s);
     sigset_t every;
