@@ -368,6 +368,22 @@ if (growthProgram) {
   });
 }
 
+// A program killed by a signal (tests/programs/outside_signal.c pipe, beside growth.c): the page
+// says which, as the summary does.
+if (growthProgram) {
+  const json = path.join(outDir, "killed.json"), html = path.join(outDir, "killed.html");
+  const killed = path.join(path.dirname(growthProgram), "outside_signal");
+  const run = spawnSync(tleak, ["run", "-o", json, "--html", html, "--", killed, "pipe"], { stdio: ["ignore", "ignore", "ignore"] });
+  assert.equal(run.status, 3);
+  await check("page of a program killed by a signal", async () => {
+    const { page, errors } = await open(html);
+    const totals = await page.$eval("#totals", (e) => e.textContent);
+    assert.ok(totals.includes("exitkilled by SIGPIPE"), totals);
+    assert.deepEqual(errors, [], "console errors");
+    await page.close();
+  });
+}
+
 // A worker recorded with --record-fork (tests/programs/forked_workers.c, beside growth.c): the page
 // says the process is a forked copy, and that the exit status is the command's.
 if (growthProgram) {

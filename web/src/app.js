@@ -49,12 +49,23 @@ function header() {
     // figure below is not.
     if (run.program.record) figures.push(["recorded", `${run.program.record} (pid ${run.program.pid}), the first of the command's processes to run it`]);
     if (run.program.forked_copy) figures.push(["recorded", `a forked copy (pid ${run.program.pid}), from its first allocation on`]);
-    figures.push([run.program.record || run.program.forked_copy ? "the command's exit" : "exit", run.program.exit_signal ? `signal ${run.program.exit_signal}` : `status ${run.program.exit_status}`]);
+    figures.push([run.program.record || run.program.forked_copy ? "the command's exit" : "exit", howItEnded(run.program)]);
   }
   $("totals").replaceChildren(...figureNodes(figures));
   $("thresholds").replaceChildren(
     ...Object.entries(report.thresholds).map(([k, v]) => el("tr", {}, el("td", {}, k), el("td", {}, String(v)))));
   $("notes").replaceChildren(...report.notes.map((n) => el("li", {}, n)));
+}
+
+// Linux's names of the signals a program is killed by, as tleak's summary gives them
+// ("killed by SIGTERM"); others by number.
+const SIGNAL_NAMES = ["", "SIGHUP", "SIGINT", "SIGQUIT", "SIGILL", "SIGTRAP", "SIGABRT", "SIGBUS", "SIGFPE", "SIGKILL",
+  "SIGUSR1", "SIGSEGV", "SIGUSR2", "SIGPIPE", "SIGALRM", "SIGTERM"];
+
+function howItEnded(program) {
+  if (program.stopped_by) return `stopped by --${program.stopped_by}`;
+  if (program.exit_signal) return `killed by ${SIGNAL_NAMES[program.exit_signal] ?? `signal ${program.exit_signal}`}`;
+  return `status ${program.exit_status}`;
 }
 
 // What a program left allocated at exit beside its leaks: reachable (an exit scan judged them), and
