@@ -1,4 +1,3 @@
-#include <string.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -22,6 +21,7 @@
 #include "tleak/diagnosis/report_json.h"
 #include "tleak/diagnosis/report_text.h"
 #include "tleak/diagnosis/session.h"
+#include "tleak/diagnosis/signal_name.h"
 #include "tleak/diagnosis/step_words.h"
 #include "tleak/web/report_page.h"
 
@@ -224,10 +224,7 @@ int run_program_command(const RunArgs& args) {
   }
   if (program.exit_signal || program.exit_status.value_or(0) != 0) {
     std::fprintf(stderr, "tleak: the program %s; report written\n",
-                 program.exit_signal ? ("was killed by signal " + std::to_string(*program.exit_signal) +
-                                        (sigabbrev_np(*program.exit_signal) != nullptr
-                                             ? " (SIG" + std::string(sigabbrev_np(*program.exit_signal)) + ")"
-                                             : std::string()) +
+                 program.exit_signal ? ("was killed by " + diagnosis::signal_number_and_name(*program.exit_signal) +
                                         (program.stopped_by.empty() ? "" : " (--max-live)")).c_str()
                                      : ("exited with status " + std::to_string(*program.exit_status)).c_str());
   }

@@ -1001,8 +1001,8 @@ __attribute__((constructor)) static void agent_start() {
   start_claimed_recording(control, decision, false);
 }
 
-// The exit fence and the handshake. The scan reads this thread's stack from `stack_from` up, and
-// `registers` (kScanRegisters of them) as roots.
+// The exit fence and the handshake, then the unwind check's report if asked for. The scan reads
+// this thread's stack from `stack_from` up, and `registers` (kScanRegisters of them) as roots.
 void finish_recording(std::uintptr_t stack_from, const std::uint64_t* registers) {
   late_blocks_begin();  // mapped before the threads' buffers are locked, not while they wait
   g_fence_lock.lock();
@@ -1010,6 +1010,7 @@ void finish_recording(std::uintptr_t stack_from, const std::uint64_t* registers)
   g_fence_lock.unlock();
   exit_handshake(stack_from, registers);
   g_status.store(kFinished, std::memory_order_release);  // the handshake may have ended early
+  report_unwind_check();
 }
 
 // After the program's own teardown (exit handlers, static destructors of the objects loaded after
@@ -1044,7 +1045,6 @@ void finish_after_exit_handlers() {
         std::uintptr_t stack_from = *static_cast<const std::uintptr_t*>(data);
         exit_handlers_frame(here, &stack_from, registers);
         finish_recording(stack_from, registers);
-        report_unwind_check();
       },
       &without_exit_from);
   errno = saved_errno;
@@ -1075,7 +1075,6 @@ void scan_before_leaving(bool then_unblock, std::uint64_t in_flight = 0) {
         std::uintptr_t stack_from = 0;
         if (!exit_call_frame(g_agent_code, here, &stack_from, registers)) return;
         finish_recording(stack_from, registers);
-        report_unwind_check();
       },
       &in_flight);
   if (then_unblock) real_sigprocmask(SIG_SETMASK, &program_mask, nullptr);
@@ -1159,7 +1158,6 @@ bool scan_at_outside_signal(int signal, const ucontext_t* context) {
       [](const FrameContext*, void* data) {
         const auto* given = static_cast<const Roots*>(data);
         finish_recording(given->stack_from, given->registers);
-        report_unwind_check();
       },
       &roots);
   return true;

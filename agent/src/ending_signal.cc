@@ -26,6 +26,8 @@ __attribute__((constructor)) void find_next_signal_calls() {
   next_symbol(g_next_abort, "abort");
 }
 
+// The action the program set: this sigaction is the agent's own (interpose.cc), which reads
+// SIGINT, SIGTERM, SIGHUP and SIGPIPE as SIG_DFL where its handler stands in (outside_signals.h).
 bool has_default_action(int signal) {
   struct sigaction action;
   if (sigaction(signal, nullptr, &action) != 0) return false;

@@ -1,7 +1,8 @@
 #include "killed_note.h"
 
 #include <signal.h>
-#include <string.h>
+
+#include "tleak/diagnosis/signal_name.h"
 
 namespace tleak::diagnosis {
 namespace {
@@ -33,9 +34,7 @@ std::string cause_of(int signal) {
 }  // namespace
 
 std::string killed_without_scan_note(int signal) {
-  const char* abbreviation = sigabbrev_np(signal);
-  return "no exit scan: the program was killed by signal " + std::to_string(signal) +
-         (abbreviation != nullptr ? " (SIG" + std::string(abbreviation) + ")" : std::string()) +
+  return "no exit scan: the program was killed by " + signal_number_and_name(signal) +
          " before its exit handlers ran (" + cause_of(signal) +
          "), so blocks left allocated are reported as unjudged, not as leaks; a program that ends by itself is "
          "judged, and so is one killed by SIGINT (Ctrl-C), SIGTERM, SIGHUP or SIGPIPE while it leaves them to their "

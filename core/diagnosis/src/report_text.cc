@@ -1,13 +1,12 @@
 #include "tleak/diagnosis/report_text.h"
 
-#include <string.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <sstream>
 
 #include "tleak/allocator_error.h"
 #include "tleak/diagnosis/counted.h"
+#include "tleak/diagnosis/signal_name.h"
 #include "tleak/diagnosis/site_partings.h"
 #include "tleak/diagnosis/step_words.h"
 
@@ -35,11 +34,7 @@ namespace {
 // that ended by itself with status 0: a saved report's summary says how its run ended.
 std::string how_it_ended(const ProgramInfo& program) {
   if (!program.stopped_by.empty()) return "stopped by --" + program.stopped_by + ", ";
-  if (program.exit_signal) {
-    const char* abbreviation = sigabbrev_np(*program.exit_signal);
-    return "killed by " + (abbreviation != nullptr ? "SIG" + std::string(abbreviation)
-                                                   : "signal " + std::to_string(*program.exit_signal)) + ", ";
-  }
+  if (program.exit_signal) return "killed by " + signal_name(*program.exit_signal) + ", ";
   if (program.exit_status.value_or(0) != 0) return "exit status " + std::to_string(*program.exit_status) + ", ";
   return "";
 }
